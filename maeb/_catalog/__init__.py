@@ -1,0 +1,1 @@
+"""Task specs and model entries shipped with the package (tasks/ and models/ in the repository)."""

@@ -1,0 +1,212 @@
+"""The one audio pipeline every encoder uses: read bytes, decode, mix to mono, resample once,
+apply the encoder's length policy, batch clips of similar length, decode ahead in background threads."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import soundfile as sf
+import soxr
+
+from .errors import AudioError
+
+BATCHING_MODES = ("padded", "same_length", "single")
+
+
+class AudioRef:
+    """Where a clip's encoded bytes live (a file, bytes in memory, or a lazily read dataset row).
+
+    It never holds decoded audio, so a task over 100k clips costs little memory. The content key
+    is a hash of the encoded bytes plus the segment, computed once per reference."""
+
+    __slots__ = ("name", "path", "_data", "_fetch", "start", "end", "_key")
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        path: str | None = None,
+        data: bytes | None = None,
+        fetch: Callable[[], bytes] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+    ):
+        if path is None and data is None and fetch is None:
+            raise ValueError(f"clip {name!r} has neither a path nor bytes")
+        self.name = name
+        self.path = path
+        self._data = data
+        self._fetch = fetch
+        self.start = start
+        self.end = end
+        self._key: str | None = None
+
+    def read(self) -> bytes:
+        if self._data is not None:
+            return self._data
+        if self._fetch is not None:
+            data = self._fetch()
+            if data is None:
+                raise AudioError(self.name, "the dataset row holds no audio bytes")
+            return data
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise AudioError(self.name, f"cannot read file ({exc.strerror})") from exc
+
+    @property
+    def key(self) -> str:
+        if self._key is None:
+            digest = hashlib.blake2b(self.read(), digest_size=16)
+            if self.start is not None or self.end is not None:
+                digest.update(f"|{self.start}:{self.end}".encode())
+            self._key = digest.hexdigest()
+        return self._key
+
+    def __repr__(self) -> str:
+        return f"AudioRef({self.name!r})"
+
+
+@dataclass(frozen=True)
+class LengthPolicy:
+    """How a clip is cut or padded before the encoder sees it; written into every result."""
+
+    sample_rate: int
+    max_seconds: float | None = 30.0
+    min_samples: int = 0
+    keep: str = "head"
+
+    @property
+    def max_samples(self) -> int | None:
+        return None if self.max_seconds is None else int(round(self.max_seconds * self.sample_rate))
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+def decode(data: bytes, name: str) -> tuple[np.ndarray, int]:
+    """Decode WAV/FLAC/MP3/OGG bytes to mono float32; reject what would silently corrupt a score."""
+    if not data:
+        raise AudioError(name, "empty file (0 bytes)")
+    try:
+        samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except Exception as exc:  # libsndfile raises several types for corrupt input
+        raise AudioError(name, f"cannot decode audio ({exc}); is it WAV, FLAC, MP3 or OGG?") from exc
+    if samples.shape[0] == 0:
+        raise AudioError(name, "zero-length audio (no samples)")
+    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
+    finite = np.isfinite(mono)
+    if not finite.all():
+        what = "all samples are NaN or infinite" if not finite.any() else f"{int((~finite).sum())} samples are NaN or infinite"
+        raise AudioError(name, what)
+    return np.ascontiguousarray(mono, dtype=np.float32), int(rate)
+
+
+def probe_frames(ref: AudioRef, target_rate: int) -> int:
+    """Length in samples at the target rate, from the header alone; 0 when the header is unreadable
+    (the clip then fails properly when it is decoded)."""
+    try:
+        info = sf.info(io.BytesIO(ref.read()))
+    except Exception:
+        return 0
+    seconds = info.frames / info.samplerate if info.samplerate else 0.0
+    if ref.end is not None:
+        seconds = min(seconds, ref.end)
+    if ref.start is not None:
+        seconds = max(0.0, seconds - ref.start)
+    return int(seconds * target_rate)
+
+
+def load(ref: AudioRef, policy: LengthPolicy) -> np.ndarray:
+    """Bytes to the exact array the encoder receives: mono, resampled once, cut to the policy."""
+    samples, rate = decode(ref.read(), ref.name)
+    if ref.start is not None or ref.end is not None:
+        lo = int((ref.start or 0.0) * rate)
+        hi = len(samples) if ref.end is None else int(ref.end * rate)
+        samples = samples[lo:hi]
+        if samples.size == 0:
+            raise AudioError(ref.name, f"segment {ref.start}-{ref.end} s holds no samples")
+    if policy.max_seconds is not None and policy.keep == "head":
+        # cut before resampling so long clips cost no resampling work past the window
+        samples = samples[: int(np.ceil(policy.max_seconds * rate)) + 16]
+    if rate != policy.sample_rate:
+        samples = soxr.resample(samples, rate, policy.sample_rate).astype(np.float32, copy=False)
+    if policy.max_samples is not None:
+        samples = samples[: policy.max_samples]
+    if samples.size < policy.min_samples:
+        samples = np.pad(samples, (0, policy.min_samples - samples.size))
+    return samples
+
+
+def plan_batches(lengths: Sequence[int], batch_size: int, mode: str = "padded") -> list[list[int]]:
+    """Group clip indices into batches of similar length, longest first (memory errors show early).
+
+    padded: any lengths share a batch; same_length: only identical lengths (for encoders whose
+    outputs change with zero padding); single: one clip per batch."""
+    if mode not in BATCHING_MODES:
+        raise ValueError(f"batching mode {mode!r} is not one of {BATCHING_MODES}")
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    if mode == "single" or batch_size <= 1:
+        return [[i] for i in order]
+    if mode == "padded":
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current and (len(current) == batch_size or lengths[current[0]] != lengths[i]):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def default_workers() -> int:
+    return max(1, min(4, (os.cpu_count() or 2)))
+
+
+def _load_batch(refs: Sequence[AudioRef], policy: LengthPolicy) -> list[np.ndarray | AudioError]:
+    out: list[np.ndarray | AudioError] = []
+    for ref in refs:
+        try:
+            out.append(load(ref, policy))
+        except AudioError as exc:
+            out.append(exc)
+    return out
+
+
+def decoded_batches(
+    refs: Sequence[AudioRef],
+    batches: Sequence[Sequence[int]],
+    policy: LengthPolicy,
+    workers: int | None = None,
+    prefetch: int | None = None,
+) -> Iterator[tuple[Sequence[int], list[np.ndarray | AudioError]]]:
+    """Yield (batch indices, decoded clips or the error for each clip) in batch order while
+    background threads decode the next batches, so the encoder does not wait on I/O."""
+    workers = workers or default_workers()
+    prefetch = prefetch or 2 * workers
+    pending: deque = deque()
+    upcoming = iter(batches)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="maeb-decode") as pool:
+
+        def submit_next() -> None:
+            batch = next(upcoming, None)
+            if batch is not None:
+                pending.append((batch, pool.submit(_load_batch, [refs[i] for i in batch], policy)))
+
+        for _ in range(prefetch):
+            submit_next()
+        while pending:
+            batch, future = pending.popleft()
+            submit_next()
+            yield batch, future.result()

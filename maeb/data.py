@@ -1,0 +1,143 @@
+"""Data sources behind one interface: each returns a Table whose audio columns hold AudioRefs.
+
+- hub: a dataset repo (or a local folder in the same layout) at a pinned revision, read with audio
+  decoding disabled; the bytes stay in the memory-mapped Arrow files until a clip is decoded.
+- audiofolder: a directory with metadata.csv (file_name plus label columns), as Hugging Face's
+  audiofolder convention and ../shared/data use."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from .audio import AudioRef
+from .errors import DataError
+
+
+class Table:
+    """Columns of equal length; rows are selected, never mutated in place."""
+
+    def __init__(self, columns: dict[str, list], name: str = "table"):
+        lengths = {k: len(v) for k, v in columns.items()}
+        if len(set(lengths.values())) > 1:
+            raise DataError(f"{name}: columns have different lengths {lengths}")
+        self.columns = {k: list(v) for k, v in columns.items()}
+        self.name = name
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def __getitem__(self, column: str) -> list:
+        self.require([column])
+        return self.columns[column]
+
+    def __contains__(self, column: str) -> bool:
+        return column in self.columns
+
+    def require(self, columns: Sequence[str], role: str = "") -> None:
+        missing = [c for c in columns if c not in self.columns]
+        if missing:
+            what = f" ({role})" if role else ""
+            raise DataError(f"{self.name}: column {missing[0]!r}{what} does not exist; available: {', '.join(self.columns)}")
+
+    def select(self, indices: Sequence[int]) -> Table:
+        return Table({k: [v[i] for i in indices] for k, v in self.columns.items()}, self.name)
+
+    def where(self, keep: Sequence[bool]) -> Table:
+        return self.select([i for i, k in enumerate(keep) if k])
+
+    def with_column(self, column: str, values: list) -> Table:
+        return Table({**self.columns, column: values}, self.name)
+
+
+def _cell(value: str):
+    """CSV cells stay strings except plain integers, so labels compare as written."""
+    text = value.strip()
+    if text.lstrip("-").isdigit() and not (len(text.lstrip("-")) > 1 and text.lstrip("-").startswith("0")):
+        return int(text)
+    return text
+
+
+def load_audiofolder(folder: str | Path, audio_column: str = "audio") -> Table:
+    """Read metadata.csv (or metadata.jsonl); `file_name` becomes an AudioRef column."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError(f"audio folder {folder} does not exist")
+    csv_path, jsonl_path = folder / "metadata.csv", folder / "metadata.jsonl"
+    if csv_path.exists():
+        with csv_path.open(newline="", encoding="utf-8") as handle:
+            rows = [{k: _cell(v or "") for k, v in row.items()} for row in csv.DictReader(handle)]
+        source = csv_path
+    elif jsonl_path.exists():
+        with jsonl_path.open(encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        source = jsonl_path
+    else:
+        raise DataError(f"audio folder {folder} has no metadata.csv or metadata.jsonl")
+    if not rows:
+        raise DataError(f"{source} has no rows")
+    if "file_name" not in rows[0]:
+        raise DataError(f"{source}: first column must be 'file_name'; found {', '.join(rows[0])}")
+    columns: dict[str, list] = {k: [] for k in rows[0] if k != "file_name"}
+    refs = []
+    for number, row in enumerate(rows, start=2):
+        if set(row) != set(rows[0]):
+            raise DataError(f"{source}: row {number} has columns {sorted(row)}, expected {sorted(rows[0])}")
+        name = str(row["file_name"])
+        refs.append(AudioRef(name, path=str(folder / name)))
+        for key in columns:
+            columns[key].append(row[key])
+    return Table({audio_column: refs, **columns}, name=str(folder))
+
+
+def _arrow_audio_refs(ds, column: str, label: str) -> list[AudioRef]:
+    """AudioRefs that read each row's bytes from the memory-mapped Arrow table on demand."""
+    import pyarrow.compute as pc
+
+    table = ds.data.table if hasattr(ds.data, "table") else ds.data
+    chunked = table.column(column)
+    data = pc.struct_field(chunked, "bytes")
+    paths = pc.struct_field(chunked, "path").to_pylist()
+    return [AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=(lambda i=i: data[i].as_py())) for i, p in enumerate(paths)]
+
+
+def load_hub_split(repo: str, revision: str | None, subset: str | None, split: str, audio_columns: Sequence[str]) -> Table:
+    """One split of a dataset repo (hub id or local folder in hub layout) as a Table."""
+    import datasets
+    from datasets import Audio
+
+    name = None if subset in (None, "default") else subset
+    where = f"{repo}@{(revision or 'local')[:10]}" + (f" subset {subset}" if name else "") + f" split {split}"
+    try:
+        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split)
+    except ValueError as exc:
+        raise DataError(f"{where}: {exc}") from exc
+    except Exception as exc:
+        raise DataError(
+            f"cannot load {where} ({type(exc).__name__}: {exc}). Without hub access, point the spec's "
+            "data.path at a local copy in the same layout"
+        ) from exc
+    audio_present = [c for c in audio_columns if c in ds.column_names]
+    for column in audio_present:
+        if not isinstance(ds.features[column], Audio):
+            raise DataError(f"{where}: column {column!r} is {ds.features[column]}, not audio")
+        ds = ds.cast_column(column, Audio(decode=False))
+    ds = ds.flatten_indices() if getattr(ds, "_indices", None) is not None else ds
+    columns: dict[str, list] = {}
+    for column in ds.column_names:
+        if column in audio_present:
+            columns[column] = _arrow_audio_refs(ds, column, f"{repo}/{subset or 'default'}/{split}")
+        else:
+            columns[column] = ds[column]
+    return Table(columns, name=where)
+
+
+def hub_configs(repo: str, revision: str | None) -> list[str]:
+    import datasets
+
+    try:
+        return list(datasets.get_dataset_config_names(repo, revision=revision))
+    except Exception as exc:
+        raise DataError(f"cannot list configs of {repo}@{revision}: {exc}") from exc

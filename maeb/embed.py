@@ -1,0 +1,179 @@
+"""What task types call to get vectors: audio clips and texts in, float32 matrices out.
+
+The embedder looks every clip up in the cache by content hash, embeds only what is missing
+(batched by length, decoded ahead in background threads), and writes each batch to the cache as
+soon as it is done. It keeps the timings that tell how busy the encoder was."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .audio import AudioRef, decoded_batches, plan_batches, probe_frames
+from .cache import EmbeddingCache, text_key
+from .encoders import ModelMeta, has_audio, has_text, length_policy
+from .errors import AudioError, ModelError
+
+
+@dataclass
+class EmbedStats:
+    clips_embedded: int = 0
+    clips_cached: int = 0
+    texts_embedded: int = 0
+    texts_cached: int = 0
+    audio_seconds: float = 0.0
+    forward_seconds: float = 0.0
+    embed_wall_seconds: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items() if k != "skipped"}
+        out["skipped_clips"] = len(self.skipped)
+        return out
+
+
+def _bar(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="clip", disable=not enabled, file=sys.stderr, dynamic_ncols=True, leave=False)
+
+
+class Embedder:
+    def __init__(
+        self,
+        meta: ModelMeta,
+        encoder,
+        cache: EmbeddingCache,
+        batch_size: int = 16,
+        workers: int | None = None,
+        on_bad_audio: str = "error",
+        show_progress: bool = True,
+    ):
+        if on_bad_audio not in ("error", "skip"):
+            raise ValueError("on_bad_audio must be 'error' or 'skip'")
+        self.meta, self.encoder, self.cache = meta, encoder, cache
+        self.batch_size, self.workers = batch_size, workers
+        self.on_bad_audio = on_bad_audio
+        self.show_progress = show_progress
+        self.similarity = meta.similarity
+        self.policy = length_policy(encoder) if has_audio(encoder) else None
+        self.stats = EmbedStats()
+        self.context = ""  # the task being run, for messages and progress bars
+
+    # -- audio ---------------------------------------------------------------------------
+    def audio(self, refs: Sequence[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors for the clips (zeros where a clip was skipped) and the mask of usable rows."""
+        if self.policy is None:
+            raise ModelError(f"model {self.meta.name!r} has no audio encoder; {self.context} needs one")
+        keys: list[str | None] = []
+        for ref in refs:
+            try:
+                keys.append(ref.key)
+            except AudioError as exc:
+                self._bad(ref, exc)
+                keys.append(None)
+        unique = {k: ref for k, ref in zip(keys, refs) if k is not None}
+        found = self.cache.get_many(unique)
+        self.stats.clips_cached += len(found)
+        missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]
+        if missing:
+            found.update(self._compute(missing))
+        dim = self.cache.dim or (next(iter(found.values())).size if found else 0)
+        out = np.zeros((len(refs), dim), dtype=np.float32)
+        ok = np.zeros(len(refs), dtype=bool)
+        for i, k in enumerate(keys):
+            if k is not None and k in found:
+                out[i] = found[k]
+                ok[i] = True
+        return out, ok
+
+    def _bad(self, ref: AudioRef, exc: AudioError) -> None:
+        if self.on_bad_audio == "error":
+            raise AudioError(exc.clip, f"{exc.reason} (in {self.context}; rerun with --on-bad-audio skip to drop such clips)")
+        self.stats.skipped[ref.name] = exc.reason
+
+    def _compute(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
+        started = time.perf_counter()
+        policy = self.policy
+        cap = policy.max_samples
+        lengths = [max(policy.min_samples, min(probe_frames(r, policy.sample_rate), cap or 1 << 62)) for r in refs]
+        batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
+        done: dict[str, np.ndarray] = {}
+        bar = _bar(len(refs), f"embed {self.context}".strip(), self.show_progress)
+        try:
+            for batch, clips in decoded_batches(refs, batches, policy, self.workers):
+                good_rows, good_clips = [], []
+                for i, clip in zip(batch, clips):
+                    if isinstance(clip, AudioError):
+                        self._bad(refs[i], clip)
+                    else:
+                        good_rows.append(i)
+                        good_clips.append(clip)
+                if good_clips:
+                    vectors = self._forward(good_clips, [refs[i] for i in good_rows])
+                    new = {refs[i].key: v for i, v in zip(good_rows, vectors)}
+                    self.cache.put_many(new)
+                    done.update(new)
+                    self.stats.audio_seconds += sum(len(c) for c in good_clips) / policy.sample_rate
+                bar.update(len(batch))
+        finally:
+            bar.close()
+        self.stats.clips_embedded += len(done)
+        self.stats.embed_wall_seconds += time.perf_counter() - started
+        return done
+
+    def _forward(self, clips: list[np.ndarray], refs: list[AudioRef]) -> np.ndarray:
+        t0 = time.perf_counter()
+        try:
+            vectors = np.asarray(self.encoder.embed_audio(clips), dtype=np.float32)
+        except Exception as exc:
+            names = ", ".join(r.name for r in refs[:3])
+            raise ModelError(f"model {self.meta.name!r} failed on clips {names} ({type(exc).__name__}: {exc})") from exc
+        self.stats.forward_seconds += time.perf_counter() - t0
+        if vectors.ndim != 2 or vectors.shape[0] != len(clips):
+            raise ModelError(f"model {self.meta.name!r} returned shape {vectors.shape} for {len(clips)} clips")
+        bad = ~np.isfinite(vectors).all(axis=1)
+        if bad.any():
+            raise ModelError(
+                f"model {self.meta.name!r} returned NaN or infinite values for clip {refs[int(np.argmax(bad))].name}"
+            )
+        return vectors
+
+    # -- text ----------------------------------------------------------------------------
+    def text(self, texts: Sequence[str]) -> np.ndarray:
+        if not has_text(self.encoder):
+            raise ModelError(f"model {self.meta.name!r} has no text encoder; {self.context} needs one")
+        keys = [text_key(t) for t in texts]
+        found = self.cache.get_many(keys)
+        self.stats.texts_cached += len(found)
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
+        step = max(1, self.batch_size * 4)
+        for start in range(0, len(missing), step):
+            chunk = missing[start : start + step]
+            t0 = time.perf_counter()
+            vectors = np.asarray(self.encoder.embed_text(chunk), dtype=np.float32)
+            self.stats.forward_seconds += time.perf_counter() - t0
+            if vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
+                raise ModelError(f"model {self.meta.name!r} returned bad text vectors (shape {vectors.shape}) for {chunk[0]!r}")
+            new = {text_key(t): v for t, v in zip(chunk, vectors)}
+            self.cache.put_many(new)
+            found.update(new)
+            self.stats.texts_embedded += len(chunk)
+        return np.stack([found[k] for k in keys]) if keys else np.zeros((0, self.cache.dim or 0), np.float32)
+
+    # -- evaluation progress ---------------------------------------------------------------
+    def progress(self, items: Iterable, what: str):
+        from tqdm.auto import tqdm
+
+        items = list(items)
+        return tqdm(
+            items,
+            desc=f"evaluate {self.context} ({what})",
+            disable=not self.show_progress or len(items) < 2,
+            file=sys.stderr,
+            leave=False,
+        )

@@ -1,0 +1,113 @@
+"""Spec -> data: for each subset, the splits the task type needs, transformed and derived."""
+
+from __future__ import annotations
+
+from .data import Table, hub_configs, load_audiofolder, load_hub_split
+from .derive import derive
+from .errors import DataError
+from .spec import TaskSpec
+from .tasktypes import get as get_type
+from .tasktypes.retrieval import RetrievalData
+from .transforms import apply_all
+
+
+def split_rows(table: Table, split_by: dict | None, wanted: list[str], where: str) -> dict[str, Table]:
+    """Assign an audio folder's rows to splits: by a column of split names, by value lists of a
+    column (the rest to `rest`), or all rows to the one split a task reads."""
+    if split_by is None:
+        if len(wanted) > 1:
+            raise DataError(
+                f"{where}: the task reads splits {wanted} but the folder has no split rule; "
+                "add [data.split_by] or use cross-validation on one split"
+            )
+        return {wanted[0]: table}
+    column = split_by.get("column")
+    if column is None:
+        raise DataError(f"{where}: [data.split_by] needs 'column'")
+    table.require([column], "data.split_by")
+    lists = {k: {str(v) for v in vals} for k, vals in split_by.items() if k not in ("column", "rest")}
+    values = [str(v) for v in table[column]]
+    if not lists:
+        assignment = values
+    else:
+        rest = split_by.get("rest")
+        assignment = [next((s for s, vals in lists.items() if v in vals), rest) for v in values]
+    out = {}
+    for split in wanted:
+        rows = [i for i, s in enumerate(assignment) if s == split]
+        if not rows:
+            raise DataError(f"{where}: no rows fall in split {split!r} (split_by column {column!r})")
+        out[split] = table.select(rows)
+    return out
+
+
+def _labels_to_lists(table: Table, column: str, sep: str) -> Table:
+    if column not in table:
+        return table
+    values = [v if isinstance(v, list) else [p.strip() for p in str(v).split(sep) if p.strip()] for v in table[column]]
+    return table.with_column(column, values)
+
+
+def _items(table: Table, audio_columns: list[str], where: str) -> dict:
+    id_col = "id" if "id" in table else "_id"
+    table.require([id_col], "document or query id")
+    audio = next((c for c in audio_columns if c in table), None)
+    content = audio or "text"
+    table.require([content], "audio or text content")
+    return {str(i): v for i, v in zip(table[id_col], table[content])}
+
+
+def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData:
+    """mteb's retrieval layout: configs corpus, queries, qrels (or default) and optional top_ranked,
+    each prefixed with `{subset}-` for multilingual tasks."""
+    d = spec.data
+    prefix = "" if subset == "default" else f"{subset}-"
+    configs = set(hub_configs(d.path, d.revision))
+
+    def read(config: str) -> Table:
+        if config not in configs:
+            raise DataError(f"{spec.name}: {d.path} has no config {config!r}; it has {', '.join(sorted(configs))}")
+        return load_hub_split(d.path, d.revision, config, split, d.audio_columns)
+
+    corpus = _items(read(prefix + "corpus"), d.audio_columns, spec.name)
+    queries = _items(read(prefix + ("query" if "query" in configs else "queries")), d.audio_columns, spec.name)
+    qrels_name = prefix + "qrels" if prefix else ("default" if "default" in configs else "qrels")
+    qrels_table = read(qrels_name)
+    qrels_table.require(["query-id", "corpus-id", "score"], "qrels")
+    qrels: dict[str, dict[str, int]] = {}
+    for q, c, s in zip(qrels_table["query-id"], qrels_table["corpus-id"], qrels_table["score"]):
+        qrels.setdefault(str(q), {})[str(c)] = int(s)
+    queries = {q: v for q, v in queries.items() if q in qrels}
+    candidates = None
+    if prefix + "top_ranked" in configs:
+        ranked = read(prefix + "top_ranked")
+        candidates = {str(q): [str(c) for c in cs] for q, cs in zip(ranked["query-id"], ranked["corpus-ids"])}
+    return RetrievalData(corpus, queries, qrels, candidates)
+
+
+def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
+    kind = get_type(spec.type)
+    wanted = kind.splits(spec)
+    d = spec.data
+    out: dict[str, dict] = {}
+    for subset in d.subsets:
+        where = f"task {spec.name}" + (f" subset {subset}" if subset != "default" else "")
+        if d.source == "audiofolder":
+            if subset != "default":
+                raise DataError(f"{where}: audio folders hold one subset; list one spec per subset")
+            tables = split_rows(load_audiofolder(d.path, d.audio_column), d.split_by, wanted, where)
+        elif d.layout == "retrieval":
+            out[subset] = {split: load_hub_retrieval(spec, subset, split) for split in wanted}
+            continue
+        else:
+            tables = {split: load_hub_split(d.path, d.revision, subset, split, d.audio_columns) for split in wanted}
+        for split, table in tables.items():
+            table.name = f"{where} split {split}"
+            table = apply_all(table, spec.transforms, split)
+            if d.label_separator:
+                table = _labels_to_lists(table, d.label_column, d.label_separator)
+            if len(table) == 0:
+                raise DataError(f"{where} split {split}: no rows left after the transforms")
+            tables[split] = derive(spec, table) if spec.derive else table
+        out[subset] = tables
+    return out

@@ -1,0 +1,155 @@
+"""Run one model over a list of tasks: load each task's data, evaluate it through the cached
+embedder, write its result file. Finished tasks are skipped, so an interrupted run resumes."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import tasktypes
+from .cache import EmbeddingCache, default_cache_dir
+from .embed import Embedder, EmbedStats
+from .encoders import ModelMeta, has_audio, has_text, identity, length_policy, load_encoder
+from .errors import MaebError, ModelError, SpecError
+from .loader import load_task
+from .results import result_path, task_result, write_json_atomic, write_model_meta
+from .spec import TaskSpec
+
+
+@dataclass
+class RunConfig:
+    output_dir: Path = Path("results")
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    device: str = "cpu"
+    batch_size: int = 16
+    workers: int | None = None
+    on_bad_audio: str = "error"
+    overwrite: bool = False
+    show_progress: bool = True
+    strict_modalities: bool = True  # False for benchmarks: skip tasks the model has no side for
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class RunSummary:
+    done: list[str] = field(default_factory=list)
+    skipped_existing: list[str] = field(default_factory=list)
+    skipped_modality: list[str] = field(default_factory=list)
+    stats: EmbedStats = field(default_factory=EmbedStats)
+    wall_seconds: float = 0.0
+
+    def outside_forward_share(self) -> float | None:
+        wall = self.stats.embed_wall_seconds
+        return None if wall <= 0 else max(0.0, 1.0 - self.stats.forward_seconds / wall)
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _missing_side(needs: set[str], encoder) -> str | None:
+    if "audio" in needs and not has_audio(encoder):
+        return "audio"
+    if "text" in needs and not has_text(encoder):
+        return "text"
+    return None
+
+
+def evaluate_task(spec: TaskSpec, emb: Embedder) -> tuple[dict, float]:
+    """Scores for every eval split and subset of one task, in mteb's result shape."""
+    kind = tasktypes.get(spec.type)
+    started = time.perf_counter()
+    data = load_task(spec)
+    state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
+    scores: dict[str, list[dict]] = {}
+    for split in spec.data.eval_splits:  # splits outside, subsets inside: mteb's order of draws
+        entries = []
+        for subset, tables in data.items():
+            emb.context = spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]"
+            values = kind.evaluate(tables, split, emb, spec, state)
+            if spec.main_score not in values:
+                raise SpecError(
+                    f"task {spec.name}: main_score {spec.main_score!r} is not a metric of {spec.type}; "
+                    f"choose one of {', '.join(k for k, v in values.items() if isinstance(v, float))}"
+                )
+            values["main_score"] = values[spec.main_score]
+            values["hf_subset"] = subset
+            values["languages"] = spec.languages_for(subset)
+            entries.append(values)
+        scores[split] = entries
+    return scores, time.perf_counter() - started
+
+
+def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> RunSummary:
+    summary = RunSummary()
+    started = time.perf_counter()
+    root = Path(cfg.output_dir)
+    pending = []
+    for spec in specs:
+        path = result_path(root, meta, spec.name)
+        if path.exists() and not cfg.overwrite:
+            summary.skipped_existing.append(spec.name)
+            log(f"{spec.name}: already done ({path}); skipped")
+        else:
+            pending.append((spec, path))
+    if not pending:
+        summary.wall_seconds = time.perf_counter() - started
+        return summary
+
+    encoder = load_encoder(meta, device=cfg.device, **cfg.options)
+    ident = identity(meta, encoder)
+    cache = EmbeddingCache(cfg.cache_dir, ident)
+    emb = Embedder(meta, encoder, cache, cfg.batch_size, cfg.workers, cfg.on_bad_audio, cfg.show_progress)
+    write_model_meta(root, meta)
+    try:
+        for spec, path in pending:
+            side = _missing_side(tasktypes.get(spec.type).needs(spec), encoder)
+            if side:
+                message = f"{spec.name}: model {meta.name!r} has no {side} encoder; this task needs one"
+                if cfg.strict_modalities:
+                    raise ModelError(message)
+                summary.skipped_modality.append(spec.name)
+                log(message + "; skipped")
+                continue
+            emb.stats = EmbedStats()
+            try:
+                scores, seconds = evaluate_task(spec, emb)
+            except MaebError as exc:
+                if spec.name in str(exc):
+                    raise
+                raise type(exc)(f"task {spec.name}: {exc}") from exc
+            info = {
+                "model": meta.name,
+                "model_revision": meta.revision,
+                "family": meta.family,
+                "encoder_config": ident["config"],
+                "length_policy": length_policy(encoder).describe() if has_audio(encoder) else None,
+                "task_type": spec.type,
+                "protocol": spec.protocol,
+                "transforms": spec.transforms,
+                "derive": spec.derive,
+                "spec_file": spec.source_file,
+                "embedding": emb.stats.as_dict(),
+                "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
+            }
+            write_json_atomic(path, task_result(spec, scores, seconds, info))
+            _accumulate(summary.stats, emb.stats)
+            summary.done.append(spec.name)
+            main = scores[spec.data.eval_splits[0]]
+            value = sum(e["main_score"] for e in main) / len(main)
+            skipped = f", {len(emb.stats.skipped)} clips skipped" if emb.stats.skipped else ""
+            log(f"{spec.name}: {spec.main_score} = {value:.4f} ({seconds:.1f} s{skipped})")
+    finally:
+        cache.close()
+    summary.wall_seconds = time.perf_counter() - started
+    return summary
+
+
+def _accumulate(total: EmbedStats, part: EmbedStats) -> None:
+    for key, value in part.__dict__.items():
+        if key == "skipped":
+            total.skipped.update(value)
+        else:
+            setattr(total, key, getattr(total, key) + value)

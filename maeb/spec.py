@@ -1,0 +1,198 @@
+"""Task specs: one TOML (or JSON) file per task, validated field by field.
+
+A spec says where the data is (data), what to do to its rows (transforms), how to turn a labelled
+table into pairs, queries or candidates when the data is not already in that shape (derive), and
+the evaluator's parameters (protocol). Unknown fields are errors with a suggestion."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from .errors import SpecError, check_keys
+
+# maeb type name -> mteb type name; specs may use either
+TYPES = {
+    "classification": "AudioClassification",
+    "multilabel": "AudioMultilabelClassification",
+    "zeroshot": "AudioZeroshotClassification",
+    "clustering": "AudioClustering",
+    "pair_classification": "AudioPairClassification",
+    "retrieval": "Any2AnyRetrieval",
+    "reranking": "AudioReranking",
+}
+GENERATIVE_TYPES: dict[str, str] = {}  # filled by the generative task types (captioning, QA, generation)
+_FROM_MTEB = {v: k for k, v in TYPES.items()}
+
+TOP_FIELDS = {
+    "name",
+    "type",
+    "description",
+    "reference",
+    "main_score",
+    "category",
+    "domains",
+    "languages",
+    "license",
+    "notes",
+    "dataset_revision",
+    "aliases",
+    "data",
+    "transforms",
+    "derive",
+    "protocol",
+    "modalities",
+    "date",
+    "superseded_by",
+    "source_file",
+}
+DATA_FIELDS = {
+    "source",
+    "path",
+    "revision",
+    "subsets",
+    "eval_splits",
+    "train_split",
+    "audio_column",
+    "audio_columns",
+    "label_column",
+    "text_column",
+    "split_by",
+    "label_separator",
+    "layout",
+}
+DOMAINS = {"speech", "music", "environmental", "bioacoustics"}
+CATEGORIES = {"a2a", "a2c", "a2t", "t2a", "t2t"}
+
+
+@dataclass
+class DataSpec:
+    source: str
+    path: str
+    revision: str | None = None
+    subsets: list[str] = field(default_factory=lambda: ["default"])
+    eval_splits: list[str] = field(default_factory=lambda: ["test"])
+    train_split: str = "train"
+    audio_columns: list[str] = field(default_factory=lambda: ["audio"])
+    label_column: str = "label"
+    text_column: str | None = None
+    split_by: dict | None = None
+    label_separator: str | None = None
+    layout: str = "table"  # "table" or "retrieval" (corpus / queries / qrels / top_ranked configs)
+
+    @property
+    def audio_column(self) -> str:
+        return self.audio_columns[0]
+
+
+@dataclass
+class TaskSpec:
+    name: str
+    type: str
+    data: DataSpec
+    description: str = ""
+    reference: str = ""
+    main_score: str | None = None
+    category: str | None = None
+    domains: list[str] = field(default_factory=list)
+    languages: list[str] | dict[str, list[str]] = field(default_factory=list)
+    license: str | None = None
+    notes: str = ""
+    dataset_revision: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    transforms: list[dict] = field(default_factory=list)
+    derive: dict = field(default_factory=dict)
+    protocol: dict = field(default_factory=dict)
+    modalities: list[str] = field(default_factory=lambda: ["audio"])
+    date: Any = None
+    superseded_by: str | None = None
+    source_file: str = ""
+
+    @property
+    def mteb_type(self) -> str:
+        return TYPES.get(self.type) or GENERATIVE_TYPES.get(self.type, self.type)
+
+    @property
+    def revision(self) -> str:
+        """What result files record as dataset_revision."""
+        return self.dataset_revision or self.data.revision or "local"
+
+    def languages_for(self, subset: str) -> list[str]:
+        if isinstance(self.languages, dict):
+            return list(self.languages.get(subset, []))
+        return list(self.languages)
+
+
+def _expand(path: str, base: Path, local: bool) -> str:
+    """Folders are relative to the spec file; a hub id stays as written unless such a folder exists."""
+    expanded = os.path.expandvars(os.path.expanduser(path))
+    if "$" in expanded:
+        raise SpecError(f"data.path {path!r}: environment variable is not set")
+    candidate = Path(expanded) if Path(expanded).is_absolute() else base / expanded
+    if local or candidate.is_dir():
+        return str(candidate.resolve())
+    return expanded
+
+
+def parse_spec(raw: dict, where: str, base: Path | None = None) -> TaskSpec:
+    from . import tasktypes  # the types register their protocol parameters
+
+    check_keys(where, raw, TOP_FIELDS)
+    for required in ("name", "type", "data"):
+        if required not in raw:
+            raise SpecError(f"{where}: missing required field {required!r}")
+    kind = _FROM_MTEB.get(raw["type"], raw["type"])
+    known_types = set(TYPES) | set(GENERATIVE_TYPES)
+    if kind not in known_types:
+        check_keys(f"{where}: type", {kind: None}, known_types)
+    data_raw = dict(raw["data"])
+    check_keys(f"{where}: [data]", data_raw, DATA_FIELDS)
+    if "source" not in data_raw or data_raw["source"] not in ("hub", "audiofolder"):
+        raise SpecError(f"{where}: data.source must be 'hub' or 'audiofolder', got {data_raw.get('source')!r}")
+    if "path" not in data_raw:
+        raise SpecError(f"{where}: data.path is required (hub repo id or folder)")
+    if "audio_column" in data_raw:
+        data_raw["audio_columns"] = [data_raw.pop("audio_column")]
+    base = base or Path.cwd()
+    data_raw["path"] = _expand(str(data_raw["path"]), base, local=data_raw["source"] == "audiofolder")
+    for key in ("subsets", "eval_splits", "audio_columns"):
+        if key in data_raw and not isinstance(data_raw[key], list):
+            raise SpecError(f"{where}: data.{key} must be a list")
+    data = DataSpec(**data_raw)
+    if data.layout not in ("table", "retrieval"):
+        raise SpecError(f"{where}: data.layout must be 'table' or 'retrieval', got {data.layout!r}")
+    fields = {k: v for k, v in raw.items() if k not in ("data", "type")}
+    spec = TaskSpec(type=kind, data=data, **fields)
+    for domain in spec.domains:
+        if domain not in DOMAINS:
+            check_keys(f"{where}: domains", {domain: None}, DOMAINS)
+    if spec.category is not None and spec.category not in CATEGORIES:
+        check_keys(f"{where}: category", {spec.category: None}, CATEGORIES)
+    spec.protocol = tasktypes.get(kind).params(spec.protocol, f"{where}: [protocol]")
+    spec.main_score = spec.main_score or tasktypes.get(kind).MAIN_SCORE
+    from .derive import validate as validate_derive
+    from .transforms import validate as validate_transforms
+
+    validate_transforms(spec.transforms, where)
+    validate_derive(spec, where)
+    return spec
+
+
+def load_spec(path: str | Path) -> TaskSpec:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read task spec {path}: {exc.strerror}") from exc
+    try:
+        raw = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise SpecError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from exc
+    spec = parse_spec(raw, str(path), base=path.parent)
+    spec.source_file = str(path)
+    return spec

@@ -1,0 +1,128 @@
+"""Multilabel linear probe (mteb AudioMultilabelClassification), main score LRAP.
+
+MultiOutputClassifier(LogisticRegression()) per experiment; the training sample grows greedily
+over a shuffled index list until every label has `samples_per_label` examples (the shuffles come
+from one task-wide numpy Generator, as in mteb); eval splits above `max_eval_samples` rows are cut
+by second-order iterative stratification. LRAP is computed on predicted probabilities."""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score, label_ranking_average_precision_score
+from sklearn.multioutput import MultiOutputClassifier
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from ..errors import DataError
+from ..sampling import iterative_stratified_subset
+from . import keep_valid
+
+NAME = "multilabel"
+MAIN_SCORE = "lrap"
+PARAMS = {"samples_per_label": 8, "n_experiments": 10, "max_eval_samples": 3000, "max_iter": 100, "seed": 42}
+
+
+def splits(spec) -> list[str]:
+    return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
+
+
+def needs(spec) -> set[str]:
+    return {"audio"}
+
+
+def grow_sample(label_sets: list[list], per_label: int, rng: np.random.Generator) -> list[int]:
+    """Shuffle all indices, keep a row while any of its labels still has fewer than `per_label`."""
+    order = list(np.arange(len(label_sets)))
+    rng.shuffle(order)
+    counts: dict = defaultdict(int)
+    chosen = []
+    for i in order:
+        if any(counts[label] < per_label for label in label_sets[i]):
+            chosen.append(int(i))
+            for label in label_sets[i]:
+                counts[label] += 1
+    return chosen
+
+
+def hamming(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Per-row intersection over union of label sets; two empty sets agree fully."""
+    t, p = y_true.astype(bool), y_pred.astype(bool)
+    union = (t | p).sum(axis=1)
+    inter = (t & p).sum(axis=1)
+    return float(np.where(union == 0, 1.0, inter / np.maximum(union, 1)).mean())
+
+
+def _as_label_lists(values: list, where: str) -> list[list]:
+    out = []
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            out.append(list(value))
+        else:
+            raise DataError(
+                f"{where}: multilabel rows need a list of labels, got {value!r}; set data.label_separator for text columns"
+            )
+    return out
+
+
+def _scores(y_test, x_test, x_train, y_train, p) -> dict:
+    model = MultiOutputClassifier(LogisticRegression(max_iter=p["max_iter"], random_state=p["seed"]))
+    constant = y_train.min(axis=0) == y_train.max(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (ConvergenceWarning, UndefinedMetricWarning))
+        if constant.any():
+            # a label absent from (or present in every row of) the training sample cannot be fit;
+            # it gets its constant training rate as probability instead of crashing the run
+            model_cols = ~constant
+            model.fit(x_train, y_train[:, model_cols])
+            proba = np.tile(y_train.mean(axis=0), (len(x_test), 1)).astype(float)
+            pred = np.tile(y_train[0], (len(x_test), 1))
+            if model_cols.any():
+                proba[:, model_cols] = np.stack([c[:, 1] for c in model.predict_proba(x_test)], axis=1)
+                pred[:, model_cols] = model.predict(x_test)
+        else:
+            model.fit(x_train, y_train)
+            proba = np.stack([c[:, 1] for c in model.predict_proba(x_test)], axis=1)
+            pred = model.predict(x_test)
+        return {
+            "accuracy": float((pred == y_test).all(axis=1).mean()),
+            "lrap": float(label_ranking_average_precision_score(y_test, proba)),
+            "f1": float(f1_score(y_test, pred, average="macro")),
+            "hamming": hamming(y_test, pred),
+        }
+
+
+def evaluate(data, split, emb, spec, state) -> dict:
+    p = spec.protocol
+    audio, label = spec.data.audio_column, spec.data.label_column
+    test, train = data[split], data[spec.data.train_split]
+    for table in (test, train):
+        table.require([audio, label])
+    train_labels = _as_label_lists(train[label], f"{spec.name} {spec.data.train_split}")
+    draws = [grow_sample(train_labels, p["samples_per_label"], state.np_rng) for _ in range(p["n_experiments"])]
+    union = sorted(set().union(*draws))
+    x_union, ok = emb.audio([train[audio][i] for i in union])
+    if not ok.all():
+        raise DataError(f"{spec.name}: {int((~ok).sum())} drawn training clips are undecodable; fix or drop them in the data")
+    position = {row: j for j, row in enumerate(union)}
+
+    test_labels = _as_label_lists(test[label], f"{spec.name} {split}")
+    rows = list(range(len(test)))
+    if p["max_eval_samples"] and len(test) > p["max_eval_samples"]:
+        rows = iterative_stratified_subset(test_labels, p["max_eval_samples"], p["seed"])
+    x_test, ok = emb.audio([test[audio][i] for i in rows])
+    x_test, kept = keep_valid(ok, x_test, rows)
+    binarizer = MultiLabelBinarizer()
+    y_test = binarizer.fit_transform([test_labels[i] for i in kept])
+    known = set(binarizer.classes_)
+    results = []
+    for chosen in emb.progress(draws, "experiments"):
+        x_train = x_union[[position[i] for i in chosen]]
+        y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
+        results.append(_scores(y_test, x_test, x_train, y_train, p))
+    out = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
+    out["scores_per_experiment"] = results
+    return out

@@ -1,0 +1,96 @@
+"""Pair classification (mteb AudioPairClassification), main score max_ap.
+
+Columns audio1, audio2 and a 0/1 label. Each pair is scored by the model's own similarity and by
+cosine, manhattan, euclidean and dot; for each score: best accuracy and best F1 over thresholds
+(a threshold never splits tied scores) and average precision; max_* is the best over scores."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import average_precision_score
+
+from ..similarity import paired_similarity
+from . import keep_valid
+
+NAME = "pair_classification"
+MAIN_SCORE = "max_ap"
+PARAMS = {"audio1_column": "audio1", "audio2_column": "audio2"}
+
+
+def splits(spec) -> list[str]:
+    return list(spec.data.eval_splits)
+
+
+def needs(spec) -> set[str]:
+    return {"audio"}
+
+
+def best_accuracy(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> float:
+    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
+    best, positives, negatives_left = 0.0, 0, int((labels == 0).sum())
+    for i in range(len(order) - 1):
+        score, label = order[i]
+        if label == 1:
+            positives += 1
+        else:
+            negatives_left -= 1
+        if score == order[i + 1][0]:
+            continue
+        best = max(best, (positives + negatives_left) / len(labels))
+    return best
+
+
+def best_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> tuple[float, float, float]:
+    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
+    best = (0.0, 0.0, 0.0)
+    correct, relevant = 0, int(labels.sum())
+    for i, (score, label) in enumerate(order[:-1]):
+        correct += label == 1
+        if score == order[i + 1][0] or correct == 0:
+            continue
+        precision, recall = correct / (i + 1), correct / relevant
+        f1 = 2 * precision * recall / (precision + recall)
+        if f1 > best[0]:
+            best = (f1, precision, recall)
+    return best
+
+
+def pair_metrics(e1: np.ndarray, e2: np.ndarray, labels: np.ndarray, similarity: str) -> dict:
+    d = np.asarray(e1, np.float64) - np.asarray(e2, np.float64)
+    scored = [
+        ("similarity", paired_similarity(e1, e2, similarity), True),
+        ("cosine", paired_similarity(e1, e2, "cosine"), True),
+        ("manhattan", np.abs(d).sum(1), False),
+        ("euclidean", np.sqrt((d * d).sum(1)), False),
+        ("dot", paired_similarity(e1, e2, "dot"), True),
+    ]
+    out: dict = {}
+    best: dict[str, list[float]] = {}
+    for name, scores, higher in scored:
+        f1, precision, recall = best_f1(scores, labels, higher)
+        values = {
+            "accuracy": best_accuracy(scores, labels, higher),
+            "f1": f1,
+            "precision": precision,
+            "recall": recall,
+            "ap": float(average_precision_score(labels, scores * (1 if higher else -1))),
+        }
+        for metric, value in values.items():
+            out[f"{name}_{metric}"] = float(value)
+            best.setdefault(metric, []).append(float(value))
+    for metric, values in best.items():
+        out[f"max_{metric}"] = max(values)
+    return out
+
+
+def evaluate(data, split, emb, spec, state) -> dict:
+    p = spec.protocol
+    table = data[split]
+    a1, a2, label = p["audio1_column"], p["audio2_column"], spec.data.label_column
+    table.require([a1, a2, label])
+    refs = table[a1] + table[a2]
+    x, ok = emb.audio(refs)
+    n = len(table)
+    both = ok[:n] & ok[n:]
+    e1, e2, y = keep_valid(both, x[:n], x[n:], np.asarray(table[label], dtype=np.int64))
+    return pair_metrics(e1, e2, y, emb.similarity)

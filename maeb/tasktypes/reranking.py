@@ -1,0 +1,26 @@
+"""Reranking (mteb AudioReranking): each query has its own candidate list (13-25 in MAEB); only
+the candidates are scored and ordered. Same metrics as retrieval; main score map_at_1000, the mean
+average precision over the whole candidate list."""
+
+from __future__ import annotations
+
+from ..errors import DataError
+from . import retrieval
+
+NAME = "reranking"
+MAIN_SCORE = "map_at_1000"
+PARAMS = dict(retrieval.PARAMS)
+
+
+def splits(spec) -> list[str]:
+    return list(spec.data.eval_splits)
+
+
+def needs(spec) -> set[str]:
+    return {"audio", "text"} if spec.category in ("t2a", "a2t") else {"audio"}
+
+
+def evaluate(data, split, emb, spec, state) -> dict:
+    if getattr(data[split], "candidates", None) is None:
+        raise DataError(f"{spec.name}: reranking needs candidate lists (a top_ranked config or [derive] kind = 'rerank')")
+    return retrieval.evaluate(data, split, emb, spec, state)

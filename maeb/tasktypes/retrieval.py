@@ -1,0 +1,158 @@
+"""Retrieval (mteb Any2AnyRetrieval: audio-to-audio, text-to-audio, audio-to-text).
+
+Queries and corpus items are AudioRefs or texts; documents are ranked by the model's similarity
+and the top `top_k` kept. Metrics follow trec_eval as pytrec_eval computes them (ties broken by
+document id, descending), rounded to 5 places as mteb does: ndcg_at_k, map_at_k, recall_at_k,
+precision_at_k, hit_rate_at_k (older result files call it cv_recall_at_k), mrr_at_k, accuracy."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..audio import AudioRef
+from ..errors import DataError
+from ..similarity import similarity_matrix
+
+NAME = "retrieval"
+MAIN_SCORE = "hit_rate_at_5"
+K_VALUES = [1, 3, 5, 10, 20, 100, 1000]
+PARAMS = {"k_values": K_VALUES, "top_k": 1000, "ignore_identical_ids": False, "skip_first_result": False}
+
+
+@dataclass
+class RetrievalData:
+    corpus: dict[str, AudioRef | str]
+    queries: dict[str, AudioRef | str]
+    qrels: dict[str, dict[str, int]]
+    candidates: dict[str, list[str]] | None = None  # reranking: the documents to order per query
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+
+def splits(spec) -> list[str]:
+    return list(spec.data.eval_splits)
+
+
+def needs(spec) -> set[str]:
+    sides = {"audio"}
+    if spec.category in ("t2a", "a2t") or spec.derive.get("kind") in ("text_to_audio", "audio_to_text"):
+        sides.add("text")
+    return sides
+
+
+def embed_items(items: list, emb) -> tuple[np.ndarray, np.ndarray]:
+    """Embed a mixed list of AudioRefs and texts; returns vectors and the decodable mask."""
+    audio_idx = [i for i, v in enumerate(items) if isinstance(v, AudioRef)]
+    text_idx = [i for i, v in enumerate(items) if not isinstance(v, AudioRef)]
+    parts, ok = {}, np.ones(len(items), dtype=bool)
+    if audio_idx:
+        vecs, good = emb.audio([items[i] for i in audio_idx])
+        parts["audio"] = (audio_idx, vecs)
+        ok[audio_idx] = good
+    if text_idx:
+        parts["text"] = (text_idx, emb.text([str(items[i]) for i in text_idx]))
+    dim = next(iter(parts.values()))[1].shape[1] if parts else 0
+    out = np.zeros((len(items), dim), dtype=np.float32)
+    for idx, vecs in parts.values():
+        out[idx] = vecs
+    return out, ok
+
+
+def search(data: RetrievalData, emb, top_k: int) -> dict[str, dict[str, float]]:
+    qids, dids = list(data.queries), list(data.corpus)
+    q, q_ok = embed_items([data.queries[i] for i in qids], emb)
+    d, d_ok = embed_items([data.corpus[i] for i in dids], emb)
+    qids = [i for i, k in zip(qids, q_ok) if k]
+    q = q[q_ok]
+    dids = [i for i, k in zip(dids, d_ok) if k]
+    d = d[d_ok]
+    results: dict[str, dict[str, float]] = {}
+    if data.candidates is not None:
+        position = {doc: j for j, doc in enumerate(dids)}
+        for row, qid in enumerate(qids):
+            cand = [c for c in data.candidates.get(qid, []) if c in position]
+            if not cand:
+                continue
+            scores = similarity_matrix(q[row : row + 1], d[[position[c] for c in cand]], emb.similarity)[0]
+            results[qid] = {c: float(s) for c, s in zip(cand, scores)}
+        return results
+    k = min(top_k, len(dids))
+    for start in range(0, len(qids), 512):
+        block = similarity_matrix(q[start : start + 512], d, emb.similarity)
+        top = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < len(dids) else np.tile(np.arange(len(dids)), (len(block), 1))
+        for row in range(len(block)):
+            results[qids[start + row]] = {dids[j]: float(block[row, j]) for j in top[row]}
+    return results
+
+
+def _ranked(scores: dict[str, float]) -> list[str]:
+    return [doc for doc, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)]
+
+
+def retrieval_metrics(results: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]], k_values) -> dict:
+    """trec_eval's ndcg_cut, map_cut, recall, P and success, plus mteb's MRR, averaged over the
+    queries that have both results and at least one relevant document."""
+    sums: dict[str, float] = {}
+    mrr: dict[int, float] = {k: 0.0 for k in k_values}
+    evaluated = 0
+    for qid, scores in results.items():
+        judged = qrels.get(qid, {})
+        relevant = {d for d, r in judged.items() if r > 0}
+        if not relevant or not scores:
+            continue
+        evaluated += 1
+        ranking = _ranked(scores)
+        gains = sorted((r for r in judged.values() if r > 0), reverse=True)
+        hits = [doc in relevant for doc in ranking]
+        first_hit = next((i for i, h in enumerate(hits) if h), None)
+        for k in k_values:
+            top = hits[:k]
+            found = sum(top)
+            dcg = sum(judged[ranking[i]] / math.log2(i + 2) for i in range(len(top)) if top[i])
+            idcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k]))
+            precisions = [sum(top[: i + 1]) / (i + 1) for i in range(len(top)) if top[i]]
+            values = {
+                "ndcg": dcg / idcg if idcg else 0.0,
+                "map": sum(precisions) / len(relevant),
+                "recall": found / len(relevant),
+                "precision": found / k,
+                "hit_rate": 1.0 if found else 0.0,
+            }
+            for name, value in values.items():
+                sums[f"{name}_at_{k}"] = sums.get(f"{name}_at_{k}", 0.0) + value
+            mrr[k] += 1.0 / (first_hit + 1) if first_hit is not None and first_hit < k else 0.0
+    if evaluated == 0:
+        raise DataError("no query has both a relevant document and a decodable result; check qrels and ids")
+    out: dict[str, float] = {}
+    for name in ("ndcg", "map", "recall", "precision"):
+        for k in k_values:
+            out[f"{name}_at_{k}"] = round(sums[f"{name}_at_{k}"] / evaluated, 5)
+    out["accuracy"] = out[f"recall_at_{k_values[0]}"]
+    for k in k_values:
+        out[f"mrr_at_{k}"] = mrr[k] / evaluated
+    for k in k_values:
+        out[f"hit_rate_at_{k}"] = round(sums[f"hit_rate_at_{k}"] / evaluated, 5)
+    return out
+
+
+def evaluate(data, split, emb, spec, state) -> dict:
+    p = spec.protocol
+    split_data = data[split]
+    if not isinstance(split_data, RetrievalData):
+        raise DataError(
+            f"{spec.name}: split {split} is a plain table; retrieval needs data.layout = 'retrieval' or a [derive] section"
+        )
+    qrels = {q: docs for q, docs in split_data.qrels.items() if any(r > 0 for r in docs.values())}
+    queries = {q: v for q, v in split_data.queries.items() if q in qrels}
+    split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
+    results = search(split_data, emb, p["top_k"])
+    if p["ignore_identical_ids"]:
+        for qid, docs in results.items():
+            docs.pop(qid, None)
+    if p["skip_first_result"]:
+        results = {q: dict(sorted(d.items(), key=lambda x: x[1], reverse=True)[1:]) for q, d in results.items()}
+    return retrieval_metrics(results, qrels, p["k_values"])
