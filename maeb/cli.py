@@ -78,7 +78,7 @@ def cmd_run(args) -> int:
         on_bad_audio=args.on_bad_audio,
         overwrite=args.overwrite,
         show_progress=not args.quiet and sys.stderr.isatty(),
-        strict_modalities=not args.benchmark,
+        strict_modalities=False,
         options=dict(args.option),
     )
     summary = run(meta, specs, cfg)

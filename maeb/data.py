@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -103,6 +105,22 @@ def _arrow_audio_refs(ds, column: str, label: str) -> list[AudioRef]:
     return [AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=(lambda i=i: data[i].as_py())) for i, p in enumerate(paths)]
 
 
+def _local_cache_dir(folder: str) -> str | None:
+    """datasets keys its cache of a local folder by relative file patterns, so two folders with the
+    same name and layout can share (and serve each other's) cached tables; a cache folder per
+    content signature (paths, sizes, modification times) rules that out."""
+    if not os.path.isdir(folder):
+        return None
+    digest = hashlib.sha256(os.path.abspath(folder).encode())
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_file():
+            stat = path.stat()
+            digest.update(f"{path}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    from .cache import default_cache_dir
+
+    return str(default_cache_dir() / "local-datasets" / digest.hexdigest()[:20])
+
+
 def load_hub_split(repo: str, revision: str | None, subset: str | None, split: str, audio_columns: Sequence[str]) -> Table:
     """One split of a dataset repo (hub id or local folder in hub layout) as a Table."""
     import datasets
@@ -111,7 +129,7 @@ def load_hub_split(repo: str, revision: str | None, subset: str | None, split: s
     name = None if subset in (None, "default") else subset
     where = f"{repo}@{(revision or 'local')[:10]}" + (f" subset {subset}" if name else "") + f" split {split}"
     try:
-        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split)
+        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=_local_cache_dir(repo))
     except ValueError as exc:
         raise DataError(f"{where}: {exc}") from exc
     except Exception as exc:
@@ -138,6 +156,6 @@ def hub_configs(repo: str, revision: str | None) -> list[str]:
     import datasets
 
     try:
-        return list(datasets.get_dataset_config_names(repo, revision=revision))
+        return list(datasets.get_dataset_config_names(repo, revision=revision, cache_dir=_local_cache_dir(repo)))
     except Exception as exc:
         raise DataError(f"cannot list configs of {repo}@{revision}: {exc}") from exc

@@ -45,6 +45,8 @@ FAMILIES = {
     "sentence-transformers": "maeb.encoders.offline:SentenceEncoder",
     "transcript": "maeb.encoders.offline:TranscriptEncoder",
     "mfcc": "maeb.encoders.baseline:MFCCStats",
+    "mock-spectral": "maeb.mock:SpectralEncoder",
+    "mock-identity": "maeb.mock:IdentityEncoder",
 }
 
 SIMILARITIES = ("cosine", "dot", "euclidean")

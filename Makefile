@@ -1,0 +1,36 @@
+# One place for set-up, the main job and the checks. `make lite` is the README's main command.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+
+.PHONY: install install-dev test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# torch first, pinned to the CPU wheel on this machine's disk, so the range in pyproject keeps it
+install: $(PY)
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q ".[offline]"
+	$(PIP) install -q --no-deps resemblyzer==0.1.4 openwakeword==0.5.1
+
+install-dev: $(PY)
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e ".[offline,test]"
+	$(PIP) install -q --no-deps resemblyzer==0.1.4 openwakeword==0.5.1
+
+test: install-dev
+	$(PY) -m ruff check maeb tests scripts
+	$(PY) -m pytest -q
+
+lint:
+	$(PY) -m ruff check maeb tests scripts
+	$(PY) -m ruff format --check maeb tests scripts
+
+bench:
+	$(PY) scripts/bench_engine.py
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maeb.cache import EmbeddingCache
+from maeb.embed import Embedder
+from maeb.encoders import ModelMeta, identity
+from maeb.mock import SpectralEncoder, write_tone_folder
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED_DATA = SHARED / "data"
+FREQS = {"low": 220.0, "mid": 880.0, "high": 3520.0}
+
+
+def mock_meta(**options) -> ModelMeta:
+    return ModelMeta(name="test/spectral", family="mock-spectral", revision="1", modalities=("audio", "text"), options=options)
+
+
+def make_embedder(tmp_path: Path, encoder=None, meta=None, **kwargs) -> Embedder:
+    meta = meta or mock_meta()
+    encoder = encoder or SpectralEncoder()
+    cache = EmbeddingCache(tmp_path / "cache", identity(meta, encoder))
+    kwargs.setdefault("show_progress", False)
+    return Embedder(meta, encoder, cache, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def tone_folder(tmp_path_factory) -> Path:
+    return write_tone_folder(tmp_path_factory.mktemp("tones"), FREQS, per_label=12)
+
+
+@pytest.fixture
+def embedder(tmp_path) -> Embedder:
+    return make_embedder(tmp_path)
+
+
+def needs_shared():
+    return pytest.mark.skipif(not (SHARED_DATA / "fsdd" / "metadata.csv").exists(), reason="../shared/data is absent")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
