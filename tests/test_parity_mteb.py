@@ -338,7 +338,7 @@ def test_subsampling_draws_match(rng):
     from mteb.abstasks._stratification import _iterative_train_test_split
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    for trial in range(4):
+    for _ in range(4):
         n = int(rng.integers(60, 300))
         sets = [sorted(set(rng.choice(list("abcdefgh"), size=rng.integers(0, 4)).tolist())) for _ in range(n)]
         k = int(rng.integers(10, n - 10))
