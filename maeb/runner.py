@@ -3,6 +3,7 @@ embedder, write its result file. Finished tasks are skipped, so an interrupted r
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -120,6 +121,12 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 if spec.name in str(exc):
                     raise
                 raise type(exc)(f"task {spec.name}: {exc}") from exc
+            except Exception as exc:
+                if os.environ.get("MAEB_DEBUG"):
+                    raise
+                raise MaebError(
+                    f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 for the traceback)"
+                ) from exc
             info = {
                 "model": meta.name,
                 "model_revision": meta.revision,

@@ -67,15 +67,21 @@ def label_metrics(y_true, y_pred) -> dict:
             "recall": recall_score(y_true, y_pred, average="macro"),
             "recall_weighted": recall_score(y_true, y_pred, average="weighted"),
         }
-        if len(np.unique(y_true)) == 2:
-            scores["ap"] = average_precision_score(y_true, y_pred, average="macro")
-            scores["ap_weighted"] = average_precision_score(y_true, y_pred, average="weighted")
+        classes = np.unique(y_true)
+        if len(classes) == 2:
+            # hard predictions scored as mteb scores them; the larger label is the positive class
+            # (mteb's case of 0/1 labels), which also works for string labels
+            truth, guess = (np.asarray(y_true) == classes[1]), (np.asarray(y_pred) == classes[1])
+            scores["ap"] = average_precision_score(truth, guess, average="macro")
+            scores["ap_weighted"] = average_precision_score(truth, guess, average="weighted")
     return {k: float(v) for k, v in scores.items()}
 
 
 def mean_scores(per_experiment: list[dict]) -> dict:
-    keys = per_experiment[0].keys()
-    out = {k: float(np.mean([s[k] for s in per_experiment])) for k in keys}
+    """Mean over experiments; a metric only some experiments have (ap, on folds whose eval part
+    holds two labels) is averaged over those, as mteb does."""
+    keys = dict.fromkeys(k for s in per_experiment for k in s)
+    out = {k: float(np.mean([s[k] for s in per_experiment if k in s])) for k in keys}
     out["scores_per_experiment"] = per_experiment
     return out
 

@@ -1,0 +1,139 @@
+"""The command line as a user meets it: listing, unknown names, runs, result files, resuming."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from maeb.cli import main
+
+MOCK_MODEL = """
+[[model]]
+name = "test/spectral"
+family = "{family}"
+revision = "r1"
+embed_dim = 16
+modalities = ["audio", "text"]
+license = "mit"
+"""
+
+
+def write_model(tmp_path: Path, family: str = "mock-spectral") -> Path:
+    path = tmp_path / "model.toml"
+    path.write_text(MOCK_MODEL.format(family=family))
+    return path
+
+
+def write_task(tmp_path: Path, folder: Path, name: str, kind: str = "clustering") -> Path:
+    """A task over the 9 test clips of the tone folder."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f'name = "{name}"\ntype = "{kind}"\nlanguages = ["zxx-Zxxx"]\n'
+        f'[data]\nsource = "audiofolder"\npath = "{folder}"\neval_splits = ["test"]\n'
+        '[data.split_by]\ncolumn = "split"\n'
+    )
+    return path
+
+
+def maeb(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "maeb", *args], capture_output=True, text=True, env=env, **kwargs)
+
+
+def test_list_commands():
+    out = maeb("list", "models")
+    assert out.returncode == 0 and "maeb/mfcc-stats" in out.stdout and "openai/whisper-tiny.en" in out.stdout
+    rows = json.loads(maeb("list", "models", "--json").stdout)
+    assert {"name", "family", "revision", "embed_dim", "modalities", "license"} <= set(rows[0])
+    assert maeb("list", "benchmarks").returncode == 0
+    assert maeb("list", "tasks").returncode == 0
+
+
+def test_unknown_names_exit_2_with_suggestions(tmp_path, capsys):
+    assert main(["run", "--model", "whisper-tiny.enn", "--tasks", "x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "did you mean whisper-tiny.en" in err[0]
+    model = write_model(tmp_path)
+    assert main(["run", "--model", str(model), "--tasks", "NoSuchTask"]) == 2
+    assert "unknown task 'NoSuchTask'" in capsys.readouterr().err
+    assert main(["run", "--model", str(model), "--tasks", str(tmp_path / "missing.toml")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_run_writes_mteb_layout_and_resumes(tmp_path, tone_folder, capsys):
+    model = write_model(tmp_path)
+    task = write_task(tmp_path, tone_folder, "ToneClusters")
+    args = ["run", "--model", str(model), "--tasks", str(task), "--output-dir", str(tmp_path / "res"),
+            "--cache-dir", str(tmp_path / "cache"), "--quiet"]
+    assert main(args) == 0
+    folder = tmp_path / "res" / "test__spectral" / "r1"
+    result = json.loads((folder / "ToneClusters.json").read_text())
+    assert result["task_name"] == "ToneClusters" and result["dataset_revision"] == "local"
+    entry = result["scores"]["test"][0]
+    assert entry["main_score"] == entry["v_measure"] and entry["hf_subset"] == "default" and entry["languages"] == ["zxx-Zxxx"]
+    assert result["maeb"]["length_policy"]["sample_rate"] == 16000 and result["maeb"]["length_policy"]["max_seconds"] == 30.0
+    assert json.loads((folder / "model_meta.json").read_text())["name"] == "test/spectral"
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "already done" in capsys.readouterr().err
+    assert main(args + ["--overwrite"]) == 0
+    assert "0 clips embedded, 9 from cache" in capsys.readouterr().err
+
+
+def test_results_load_in_mteb(tmp_path, tone_folder):
+    mteb = pytest.importorskip("mteb")
+    model = write_model(tmp_path)
+    task = write_task(tmp_path, tone_folder, "ToneClusters")
+    assert main(["run", "--model", str(model), "--tasks", str(task), "--output-dir", str(tmp_path / "res"),
+                 "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    loaded = mteb.TaskResult.from_disk(tmp_path / "res" / "test__spectral" / "r1" / "ToneClusters.json")
+    assert loaded.task_name == "ToneClusters"
+    assert loaded.scores["test"][0]["main_score"] == pytest.approx(loaded.scores["test"][0]["v_measure"])
+
+
+SLOW_FAMILY = '''
+import time
+from maeb.mock import SpectralEncoder
+
+
+class Slow(SpectralEncoder):
+    def embed_audio(self, clips):
+        time.sleep(0.25)
+        return super().embed_audio(clips)
+'''
+
+
+def test_killed_run_resumes_without_redoing_work(tmp_path, tone_folder):
+    (tmp_path / "slowfamily.py").write_text(SLOW_FAMILY)
+    model = write_model(tmp_path, family="slowfamily:Slow")
+    first = write_task(tmp_path, tone_folder, "First")
+    second = tmp_path / "Second.toml"
+    second.write_text(  # all 36 clips, cross-validated
+        f'name = "Second"\ntype = "classification"\n[data]\nsource = "audiofolder"\npath = "{tone_folder}"\n'
+        'eval_splits = ["all"]\n[protocol]\ncross_validation = true\n'
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    res, cache = tmp_path / "res", tmp_path / "cache"
+    args = ["run", "--model", str(model), "--tasks", str(first), str(second), "--output-dir", str(res),
+            "--cache-dir", str(cache), "--batch-size", "1", "--quiet"]
+    proc = subprocess.Popen([sys.executable, "-m", "maeb", *args], env=env, stderr=subprocess.PIPE, text=True)
+    done = res / "test__spectral" / "r1" / "First.json"
+    deadline = time.time() + 120
+    while not done.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert done.exists()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    assert not (res / "test__spectral" / "r1" / "Second.json").exists()
+    assert not list((res / "test__spectral" / "r1").glob(".*.tmp"))
+    again = maeb(*args, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "First: already done" in again.stderr
+    # the test clips were embedded for First; the second task (all 36 clips) reuses those 9
+    assert "27 clips embedded, 9 from cache" in again.stderr
