@@ -54,6 +54,9 @@ class EmbeddingCache:
         self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._db.execute(
+            "CREATE TABLE IF NOT EXISTS tasks (name TEXT PRIMARY KEY, clips INTEGER NOT NULL, updated TEXT NOT NULL)"
+        )
+        self._db.execute(
             "INSERT OR IGNORE INTO meta VALUES ('identity', ?)", (json.dumps(self.identity, sort_keys=True, default=str),)
         )
         self._db.commit()
@@ -91,6 +94,12 @@ class EmbeddingCache:
             self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?)", rows)
             self._db.commit()
 
+    def record_task(self, name: str, clips: int) -> None:
+        """Remember that a task's clips are all here, for dry runs that must not load the model."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, datetime('now'))", (name, clips))
+            self._db.commit()
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
@@ -98,3 +107,20 @@ class EmbeddingCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def cached_tasks(root: Path | str, name: str, revision: str) -> dict[str, int]:
+    """Clips cached per task for any configuration of a model, read without loading the model."""
+    out: dict[str, int] = {}
+    for path in sorted((Path(root) / "embeddings").glob("*.sqlite")):
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            row = db.execute("SELECT value FROM meta WHERE key='identity'").fetchone()
+            ident = json.loads(row[0]) if row else {}
+            if ident.get("name") == name and str(ident.get("revision")) == str(revision):
+                for task, clips in db.execute("SELECT name, clips FROM tasks"):
+                    out[task] = max(out.get(task, 0), clips)
+            db.close()
+        except sqlite3.Error:
+            continue
+    return out

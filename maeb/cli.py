@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='encoder option (e.g. window="clip"); changes the cache key and is recorded in results',
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--dry-run", action="store_true", help="print the plan (tasks, clips, hours, cached) and exit")
 
     lst = sub.add_parser("list", help="list models, tasks or benchmarks")
     lst.add_argument("what", choices=["models", "tasks", "benchmarks"])
@@ -81,6 +82,8 @@ def cmd_run(args) -> int:
         strict_modalities=False,
         options=dict(args.option),
     )
+    if args.dry_run:
+        return print_plan(meta, specs, cfg)
     summary = run(meta, specs, cfg)
     share = summary.outside_forward_share()
     parts = [f"{len(summary.done)} tasks evaluated", f"{len(summary.skipped_existing)} already done"]
@@ -91,6 +94,26 @@ def cmd_run(args) -> int:
     if share is not None:
         parts.append(f"{100 * share:.0f}% of embedding time outside the encoder")
     print(f"{meta.name}: " + "; ".join(parts) + f"; {summary.wall_seconds:.1f} s", file=sys.stderr)
+    return 0
+
+
+def print_plan(meta, specs, cfg) -> int:
+    from .runner import plan
+
+    rows = plan(meta, specs, cfg)
+    width = max(len(r["task"]) for r in rows)
+    print(f"{'task':{width}}  {'type':29}  subsets  {'clips':>8}  {'hours':>7}  {'cached':>8}  status")
+    for r in rows:
+        status = "done" if r["done"] else (f"skip: {r['skip']}" if r["skip"] else "to run")
+        print(
+            f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.1f}  {r['cached_clips']:8}  {status}"
+        )
+    todo = [r for r in rows if not r["done"] and not r["skip"]]
+    print(
+        f"total: {len(rows)} tasks, {len(todo)} to run, {sum(r['clips'] for r in todo)} clips "
+        f"({sum(r['hours'] for r in todo):.1f} h of audio) to embed at most, "
+        f"{sum(r['cached_clips'] for r in rows)} clips already cached for {meta.name}"
+    )
     return 0
 
 

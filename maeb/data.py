@@ -21,12 +21,14 @@ from .errors import DataError
 class Table:
     """Columns of equal length; rows are selected, never mutated in place."""
 
-    def __init__(self, columns: dict[str, list], name: str = "table"):
+    def __init__(self, columns: dict[str, list], name: str = "table", class_labels: set[str] | None = None):
         lengths = {k: len(v) for k, v in columns.items()}
         if len(set(lengths.values())) > 1:
             raise DataError(f"{name}: columns have different lengths {lengths}")
         self.columns = {k: list(v) for k, v in columns.items()}
         self.name = name
+        # columns stored as ClassLabel ids on the hub: their class order is the id order
+        self.class_labels = set(class_labels or ()) & set(self.columns)
 
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()))) if self.columns else 0
@@ -45,13 +47,18 @@ class Table:
             raise DataError(f"{self.name}: column {missing[0]!r}{what} does not exist; available: {', '.join(self.columns)}")
 
     def select(self, indices: Sequence[int]) -> Table:
-        return Table({k: [v[i] for i in indices] for k, v in self.columns.items()}, self.name)
+        return Table({k: [v[i] for i in indices] for k, v in self.columns.items()}, self.name, self.class_labels)
 
     def where(self, keep: Sequence[bool]) -> Table:
         return self.select([i for i, k in enumerate(keep) if k])
 
-    def with_column(self, column: str, values: list) -> Table:
-        return Table({**self.columns, column: values}, self.name)
+    def with_column(self, column: str, values: list, class_label: bool = False) -> Table:
+        labels = (self.class_labels | {column}) if class_label else (self.class_labels - {column})
+        return Table({**self.columns, column: values}, self.name, labels)
+
+    def renamed(self, old: str, new: str) -> Table:
+        labels = {new if c == old else c for c in self.class_labels}
+        return Table({(new if k == old else k): v for k, v in self.columns.items()}, self.name, labels)
 
 
 def _cell(value: str):
@@ -124,7 +131,7 @@ def _local_cache_dir(folder: str) -> str | None:
 def load_hub_split(repo: str, revision: str | None, subset: str | None, split: str, audio_columns: Sequence[str]) -> Table:
     """One split of a dataset repo (hub id or local folder in hub layout) as a Table."""
     import datasets
-    from datasets import Audio
+    from datasets import Audio, ClassLabel
 
     name = None if subset in (None, "default") else subset
     where = f"{repo}@{(revision or 'local')[:10]}" + (f" subset {subset}" if name else "") + f" split {split}"
@@ -143,13 +150,14 @@ def load_hub_split(repo: str, revision: str | None, subset: str | None, split: s
             raise DataError(f"{where}: column {column!r} is {ds.features[column]}, not audio")
         ds = ds.cast_column(column, Audio(decode=False))
     ds = ds.flatten_indices() if getattr(ds, "_indices", None) is not None else ds
+    class_labels = {c for c, f in ds.features.items() if isinstance(f, ClassLabel)}
     columns: dict[str, list] = {}
     for column in ds.column_names:
         if column in audio_present:
             columns[column] = _arrow_audio_refs(ds, column, f"{repo}/{subset or 'default'}/{split}")
         else:
             columns[column] = ds[column]
-    return Table(columns, name=where)
+    return Table(columns, name=where, class_labels=class_labels)
 
 
 def hub_configs(repo: str, revision: str | None) -> list[str]:

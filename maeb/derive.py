@@ -6,7 +6,12 @@ labels (hub datasets in mteb's layout arrive in shape). Every draw is seeded.
   text_to_audio  one text query per label (relevance "label") or per clip (relevance "self")
   audio_to_text  each clip queries the texts; its own label's text is relevant
   rerank         n_queries queries, each with `positives` same-label and `negatives` other-label
-                 candidates; hard_negative_column keeps negatives that share that column's value"""
+                 candidates; hard_negative_column keeps negatives that share that column's value
+  rows           each row pairs a clip with a text or with other clips (mteb's caption and speech
+                 retrieval tasks): direction t2a, a2t or a2a; ids from id_template (str.format over
+                 the row, e.g. "{song_name}{line_indices[0]}") with query/corpus prefixes; relevance
+                 "self" (the row's own counterpart) or a column (every row sharing its value);
+                 split_text cuts a text into several queries or documents (Clotho's captions)"""
 
 from __future__ import annotations
 
@@ -23,6 +28,16 @@ KINDS = {
     "text_to_audio": {"label_column", "text_template", "relevance", "label_names"},
     "audio_to_text": {"label_column", "text_template", "label_names", "max_queries", "seed"},
     "rerank": {"label_column", "n_queries", "positives", "negatives", "hard_negative_column", "seed"},
+    "rows": {
+        "direction",
+        "audio_column",
+        "text_column",
+        "id_template",
+        "query_id_prefix",
+        "corpus_id_prefix",
+        "split_text",
+        "relevance",
+    },
 }
 FITS = {
     "pairs": {"pair_classification"},
@@ -30,6 +45,7 @@ FITS = {
     "text_to_audio": {"retrieval"},
     "audio_to_text": {"retrieval"},
     "rerank": {"reranking"},
+    "rows": {"retrieval"},
 }
 
 
@@ -44,6 +60,8 @@ def validate(spec, where: str) -> None:
         raise SpecError(f"{where}: [derive] kind {kind!r} builds {'/'.join(FITS[kind])} data, not {spec.type}")
     if kind == "same_label":
         spec.protocol["ignore_identical_ids"] = True  # a clip must not retrieve itself
+    if kind == "rows" and spec.derive.get("direction") not in ("t2a", "a2t", "a2a"):
+        raise SpecError(f"{where}: [derive] rows needs direction = 't2a', 'a2t' or 'a2a'")
 
 
 def _text(template: str, label, names: dict | None) -> str:
@@ -52,6 +70,8 @@ def _text(template: str, label, names: dict | None) -> str:
 
 def derive(spec, table: Table):
     d = spec.derive
+    if d["kind"] == "rows":
+        return _rows(spec, table)
     audio = spec.data.audio_column
     label = d.get("label_column", spec.data.label_column)
     table.require([audio], "audio")
@@ -72,7 +92,7 @@ def derive(spec, table: Table):
         corpus = dict(zip(ids, refs))
         queries = {ids[i]: refs[i] for i in rows if len(by_label[labels[i]]) > 1}
         qrels = {ids[i]: {ids[j]: 1 for j in by_label[labels[i]] if j != i} for i in rows if len(by_label[labels[i]]) > 1}
-        return RetrievalData(corpus, queries, qrels)
+        return RetrievalData.from_dicts(corpus, queries, qrels)
     template, names = d.get("text_template", "{label}"), d.get("label_names")
     if kind == "text_to_audio":
         corpus = {f"c{i}": ref for i, ref in enumerate(refs)}
@@ -83,7 +103,7 @@ def derive(spec, table: Table):
             keys = sorted(by_label, key=str)
             queries = {f"q{n}": _text(template, v, names) for n, v in enumerate(keys)}
             qrels = {f"q{n}": {f"c{i}": 1 for i in by_label[v]} for n, v in enumerate(keys)}
-        return RetrievalData(corpus, queries, qrels)
+        return RetrievalData.from_dicts(corpus, queries, qrels)
     if kind == "audio_to_text":
         keys = sorted(by_label, key=str)
         doc_of = {v: f"t{n}" for n, v in enumerate(keys)}
@@ -93,7 +113,7 @@ def derive(spec, table: Table):
             rows = sorted(rng.sample(rows, min(d["max_queries"], len(rows))))
         queries = {f"q{i}": refs[i] for i in rows}
         qrels = {f"q{i}": {doc_of[labels[i]]: 1} for i in rows}
-        return RetrievalData(corpus, queries, qrels)
+        return RetrievalData.from_dicts(corpus, queries, qrels)
     return _rerank(refs, labels, by_label, table, d, rng, spec.name)
 
 
@@ -150,4 +170,66 @@ def _rerank(refs, labels, by_label, table, d, rng, name) -> RetrievalData:
         q_items[f"q{i}"] = refs[i]
         qrels[f"q{i}"] = {f"c{j}": 1 for j in pos}
         candidates[f"q{i}"] = ids
-    return RetrievalData(corpus, q_items, qrels, candidates)
+    return RetrievalData.from_dicts(corpus, q_items, qrels, candidates)
+
+
+def _rows(spec, table: Table) -> RetrievalData:
+    d = spec.derive
+    audio = d.get("audio_column", spec.data.audio_column)
+    text = d.get("text_column", spec.data.text_column or "text")
+    direction = d["direction"]
+    needed = [audio] + ([] if direction == "a2a" else [text])
+    relevance = d.get("relevance", "self")
+    if relevance != "self":
+        needed.append(relevance)
+    table.require(needed, "[derive] rows")
+    template = d.get("id_template")
+    columns = table.columns
+
+    def row_id(i: int) -> str:
+        if template is None:
+            return str(i)
+        try:
+            return template.format(**{k: v[i] for k, v in columns.items()})
+        except (KeyError, IndexError, TypeError) as exc:
+            raise DataError(f"{spec.name}: id_template {template!r} fails on row {i} ({exc})") from exc
+
+    ids = [row_id(i) for i in range(len(table))]
+    q_prefix, c_prefix = d.get("query_id_prefix", ""), d.get("corpus_id_prefix", "")
+    query_col, corpus_col = {"t2a": (text, audio), "a2t": (audio, text), "a2a": (audio, audio)}[direction]
+    sep = d.get("split_text")
+    # lists keep duplicate ids, which some mteb datasets have (see the retrieval notes)
+    queries: list[tuple[str, object]] = []
+    corpus: list[tuple[str, object]] = []
+    own: dict[int, list[str]] = {}  # row -> the document ids that row contributes
+    asked: dict[int, list[str]] = {}  # row -> the query ids that row contributes
+    for i, rid in enumerate(ids):
+        if sep and query_col == text:
+            pieces = str(columns[text][i]).split(sep)
+            asked[i] = [f"q-{rid}-{n}" for n in range(len(pieces))]
+            queries += list(zip(asked[i], pieces))
+        else:
+            asked[i] = [q_prefix + rid]
+            queries.append((q_prefix + rid, columns[query_col][i]))
+        if sep and corpus_col == text:
+            pieces = str(columns[text][i]).split(sep)
+            own[i] = [f"d-{rid}-{n}" for n in range(len(pieces))]
+            corpus += list(zip(own[i], pieces))
+        else:
+            own[i] = [c_prefix + rid]
+            corpus.append((c_prefix + rid, columns[corpus_col][i]))
+    qrels: dict[str, dict[str, int]] = {}
+    if relevance == "self":
+        for i in range(len(ids)):
+            for q in asked[i]:
+                qrels.setdefault(q, {}).update({doc: 1 for doc in own[i]})
+    else:
+        groups: dict = defaultdict(list)
+        for i, value in enumerate(columns[relevance]):
+            groups[str(value)].append(i)
+        for rows in groups.values():
+            docs = {doc: 1 for i in rows for doc in own[i]}
+            for i in rows:
+                for q in asked[i]:
+                    qrels.setdefault(q, {}).update(docs)
+    return RetrievalData.from_lists(corpus, queries, qrels)

@@ -62,6 +62,7 @@ class Embedder:
         self.similarity = meta.similarity
         self.policy = length_policy(encoder) if has_audio(encoder) else None
         self.stats = EmbedStats()
+        self.touched: set[str] = set()  # clip keys the current task used
         self.context = ""  # the task being run, for messages and progress bars
 
     # -- audio ---------------------------------------------------------------------------
@@ -77,6 +78,7 @@ class Embedder:
                 self._bad(ref, exc)
                 keys.append(None)
         unique = {k: ref for k, ref in zip(keys, refs) if k is not None}
+        self.touched.update(unique)
         found = self.cache.get_many(unique)
         self.stats.clips_cached += len(found)
         missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]

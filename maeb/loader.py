@@ -48,13 +48,13 @@ def _labels_to_lists(table: Table, column: str, sep: str) -> Table:
     return table.with_column(column, values)
 
 
-def _items(table: Table, audio_columns: list[str], where: str) -> dict:
+def _items(table: Table, audio_columns: list[str], where: str) -> list[tuple[str, object]]:
     id_col = "id" if "id" in table else "_id"
     table.require([id_col], "document or query id")
     audio = next((c for c in audio_columns if c in table), None)
     content = audio or "text"
     table.require([content], "audio or text content")
-    return {str(i): v for i, v in zip(table[id_col], table[content])}
+    return [(str(i), v) for i, v in zip(table[id_col], table[content])]
 
 
 def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData:
@@ -77,7 +77,7 @@ def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData
     qrels: dict[str, dict[str, int]] = {}
     for q, c, s in zip(qrels_table["query-id"], qrels_table["corpus-id"], qrels_table["score"]):
         qrels.setdefault(str(q), {})[str(c)] = int(s)
-    queries = {q: v for q, v in queries.items() if q in qrels}
+    queries = [(q, v) for q, v in queries if q in qrels]
     candidates = None
     if prefix + "top_ranked" in configs:
         ranked = read(prefix + "top_ranked")
@@ -85,11 +85,25 @@ def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData
     return RetrievalData(corpus, queries, qrels, candidates)
 
 
+def _hub_table(spec: TaskSpec, subset: str, split: str, loaded: dict[str, Table]) -> Table:
+    d = spec.data
+    repo_split = d.split_names.get(split, split)
+    if d.subset_column is None:
+        config = d.config if d.config is not None else subset
+        return load_hub_split(d.path, d.revision, config, repo_split, d.audio_columns)
+    if split not in loaded:
+        loaded[split] = load_hub_split(d.path, d.revision, d.config, repo_split, d.audio_columns)
+    table = loaded[split]
+    table.require([d.subset_column], "data.subset_column")
+    return table.where([str(v) == subset for v in table[d.subset_column]])
+
+
 def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
     kind = get_type(spec.type)
     wanted = kind.splits(spec)
     d = spec.data
     out: dict[str, dict] = {}
+    loaded: dict[str, Table] = {}  # one read per split when subsets are rows of one config
     for subset in d.subsets:
         where = f"task {spec.name}" + (f" subset {subset}" if subset != "default" else "")
         if d.source == "audiofolder":
@@ -100,7 +114,7 @@ def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
             out[subset] = {split: load_hub_retrieval(spec, subset, split) for split in wanted}
             continue
         else:
-            tables = {split: load_hub_split(d.path, d.revision, subset, split, d.audio_columns) for split in wanted}
+            tables = {split: _hub_table(spec, subset, split, loaded) for split in wanted}
         for split, table in tables.items():
             table.name = f"{where} split {split}"
             table = apply_all(table, spec.transforms, split)

@@ -115,6 +115,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 log(message + "; skipped")
                 continue
             emb.stats = EmbedStats()
+            emb.touched = set()
             try:
                 scores, seconds = evaluate_task(spec, emb)
             except MaebError as exc:
@@ -142,6 +143,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
             }
             write_json_atomic(path, task_result(spec, scores, seconds, info))
+            cache.record_task(spec.name, len(emb.touched))
             _accumulate(summary.stats, emb.stats)
             summary.done.append(spec.name)
             main = scores[spec.data.eval_splits[0]]
@@ -160,3 +162,41 @@ def _accumulate(total: EmbedStats, part: EmbedStats) -> None:
             total.skipped.update(value)
         else:
             setattr(total, key, getattr(total, key) + value)
+
+
+def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
+    """What a run would do, from the specs' statistics and the cache's task records alone:
+    no model is loaded and nothing is downloaded."""
+    from .cache import cached_tasks
+
+    cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
+    rows = []
+    for spec in specs:
+        kind = tasktypes.get(spec.type)
+        needs = kind.needs(spec)
+        clips, hours = 0, 0.0
+        for split in kind.splits(spec):
+            stats = spec.stats.get(spec.data.split_names.get(split, split)) or spec.stats.get(split) or {}
+            n, h = stats.get("clips", 0), stats.get("hours", 0.0)
+            if split == spec.data.train_split and split not in spec.data.eval_splits and stats.get("classes"):
+                # only the few-shot draws of a separate train split are embedded
+                drawn = min(
+                    n, stats["classes"] * spec.protocol.get("samples_per_label", 8) * spec.protocol.get("n_experiments", 10)
+                )
+                h, n = (h * drawn / n if n else 0.0), drawn
+            clips, hours = clips + n, hours + h
+        missing = sorted(side for side in needs if side not in meta.modalities)
+        rows.append(
+            {
+                "task": spec.name,
+                "type": spec.mteb_type,
+                "subsets": len(spec.data.subsets),
+                "splits": kind.splits(spec),
+                "clips": clips,
+                "hours": round(hours, 2),
+                "cached_clips": cached.get(spec.name, 0),
+                "done": result_path(Path(cfg.output_dir), meta, spec.name).exists(),
+                "skip": f"no {'/'.join(missing)} side" if missing else "",
+            }
+        )
+    return rows

@@ -73,15 +73,21 @@ def iterative_stratified_subset(label_sets: list[list], n: int, seed: int = 42) 
     return sorted(folds[0])
 
 
-def stratified_subsample(labels: list, n: int, seed: int = 42) -> list[int]:
+def stratified_subsample(labels: list, n: int, seed: int = 42, class_label_ids: bool = False) -> list[int]:
     """Row indices (in drawn order) of an n-row subset stratified by label, drawn exactly as mteb's
-    stratified_subsampling draws it: labels become a ClassLabel over their sorted string names and
-    datasets' train_test_split(test_size=n, seed, stratify_by_column) keeps the "test" part."""
+    stratified_subsampling draws it. Single labels: a ClassLabel over the labels (the hub's id order
+    when the column already is one, else the sorted text of the values) and datasets'
+    train_test_split(test_size=n, seed, stratify_by_column), keeping the "test" part. List labels:
+    second-order iterative stratification."""
     if n >= len(labels):
         return list(range(len(labels)))
+    if labels and isinstance(labels[0], (list, tuple)):
+        return iterative_stratified_subset([list(v) for v in labels], n, seed)
     from datasets import ClassLabel, Dataset, Features, Value
 
-    names = sorted({str(v) for v in labels if v is not None})
+    present = {v for v in labels if v is not None}
+    # relative class order is all that the split depends on
+    names = [str(v) for v in sorted(present)] if class_label_ids else sorted(str(v) for v in present)
     features = Features({"row": Value("int64"), "label": ClassLabel(names=names)})
     table = Dataset.from_dict({"row": list(range(len(labels))), "label": [str(v) for v in labels]}, features=features)
     return table.train_test_split(test_size=n, seed=seed, stratify_by_column="label")["test"]["row"]

@@ -50,6 +50,9 @@ TOP_FIELDS = {
     "date",
     "superseded_by",
     "source_file",
+    "family",
+    "benchmarks",
+    "stats",
 }
 DATA_FIELDS = {
     "source",
@@ -65,6 +68,9 @@ DATA_FIELDS = {
     "split_by",
     "label_separator",
     "layout",
+    "config",
+    "subset_column",
+    "split_names",
 }
 DOMAINS = {"speech", "music", "environmental", "bioacoustics"}
 CATEGORIES = {"a2a", "a2c", "a2t", "t2a", "t2t"}
@@ -84,6 +90,9 @@ class DataSpec:
     split_by: dict | None = None
     label_separator: str | None = None
     layout: str = "table"  # "table" or "retrieval" (corpus / queries / qrels / top_ranked configs)
+    config: str | None = None  # hub config to read when it is not the subset's name
+    subset_column: str | None = None  # subsets are this column's values, rows of one config
+    split_names: dict[str, str] = field(default_factory=dict)  # task split -> split in the repo
 
     @property
     def audio_column(self) -> str:
@@ -111,6 +120,9 @@ class TaskSpec:
     modalities: list[str] = field(default_factory=lambda: ["audio"])
     date: Any = None
     superseded_by: str | None = None
+    family: str | None = None  # tasks built from the same source data share a family
+    benchmarks: list[str] = field(default_factory=list)  # informational; the lists live in benchmarks.toml
+    stats: dict = field(default_factory=dict)  # split -> clips, hours, max_seconds, classes (for dry runs)
     source_file: str = ""
 
     @property

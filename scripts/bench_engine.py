@@ -63,7 +63,13 @@ def repeat_ratio(data: Path, cache_root: Path, out_root: Path) -> dict:
     cfg = RunConfig(output_dir=out_root, cache_dir=cache_root / "repeat", show_progress=False, overwrite=True)
     first = run(meta, [spec], cfg, log=lambda m: None).wall_seconds
     second = run(meta, [spec], cfg, log=lambda m: None).wall_seconds
-    return {"task": spec.name, "model": meta.name, "first_s": round(first, 2), "second_s": round(second, 2), "ratio": round(second / first, 4)}
+    return {
+        "task": spec.name,
+        "model": meta.name,
+        "first_s": round(first, 2),
+        "second_s": round(second, 2),
+        "ratio": round(second / first, 4),
+    }
 
 
 def batching_gain(data: Path) -> dict:
@@ -102,7 +108,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--clips", type=int, default=300, help="FSDD clips per encoder")
-    parser.add_argument("--models", nargs="+", default=["mfcc", "speech-embedding", "resemblyzer", "whisper-tiny.en-fast", "whisper-tiny.en"])
+    parser.add_argument(
+        "--models", nargs="+", default=["mfcc", "speech-embedding", "resemblyzer", "whisper-tiny.en-fast", "whisper-tiny.en"]
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if not (args.data / "fsdd" / "metadata.csv").exists():

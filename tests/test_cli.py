@@ -69,8 +69,18 @@ def test_unknown_names_exit_2_with_suggestions(tmp_path, capsys):
 def test_run_writes_mteb_layout_and_resumes(tmp_path, tone_folder, capsys):
     model = write_model(tmp_path)
     task = write_task(tmp_path, tone_folder, "ToneClusters")
-    args = ["run", "--model", str(model), "--tasks", str(task), "--output-dir", str(tmp_path / "res"),
-            "--cache-dir", str(tmp_path / "cache"), "--quiet"]
+    args = [
+        "run",
+        "--model",
+        str(model),
+        "--tasks",
+        str(task),
+        "--output-dir",
+        str(tmp_path / "res"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--quiet",
+    ]
     assert main(args) == 0
     folder = tmp_path / "res" / "test__spectral" / "r1"
     result = json.loads((folder / "ToneClusters.json").read_text())
@@ -90,14 +100,29 @@ def test_results_load_in_mteb(tmp_path, tone_folder):
     mteb = pytest.importorskip("mteb")
     model = write_model(tmp_path)
     task = write_task(tmp_path, tone_folder, "ToneClusters")
-    assert main(["run", "--model", str(model), "--tasks", str(task), "--output-dir", str(tmp_path / "res"),
-                 "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--model",
+                str(model),
+                "--tasks",
+                str(task),
+                "--output-dir",
+                str(tmp_path / "res"),
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     loaded = mteb.TaskResult.from_disk(tmp_path / "res" / "test__spectral" / "r1" / "ToneClusters.json")
     assert loaded.task_name == "ToneClusters"
     assert loaded.scores["test"][0]["main_score"] == pytest.approx(loaded.scores["test"][0]["v_measure"])
 
 
-SLOW_FAMILY = '''
+SLOW_FAMILY = """
 import time
 from maeb.mock import SpectralEncoder
 
@@ -106,7 +131,7 @@ class Slow(SpectralEncoder):
     def embed_audio(self, clips):
         time.sleep(0.25)
         return super().embed_audio(clips)
-'''
+"""
 
 
 def test_killed_run_resumes_without_redoing_work(tmp_path, tone_folder):
@@ -120,8 +145,21 @@ def test_killed_run_resumes_without_redoing_work(tmp_path, tone_folder):
     )
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     res, cache = tmp_path / "res", tmp_path / "cache"
-    args = ["run", "--model", str(model), "--tasks", str(first), str(second), "--output-dir", str(res),
-            "--cache-dir", str(cache), "--batch-size", "1", "--quiet"]
+    args = [
+        "run",
+        "--model",
+        str(model),
+        "--tasks",
+        str(first),
+        str(second),
+        "--output-dir",
+        str(res),
+        "--cache-dir",
+        str(cache),
+        "--batch-size",
+        "1",
+        "--quiet",
+    ]
     proc = subprocess.Popen([sys.executable, "-m", "maeb", *args], env=env, stderr=subprocess.PIPE, text=True)
     done = res / "test__spectral" / "r1" / "First.json"
     deadline = time.time() + 120

@@ -18,8 +18,15 @@ from .conftest import FREQS, make_embedder
 transformers = pytest.importorskip("transformers")
 
 SSL_COMMON = dict(
-    hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-    conv_dim=(8, 8), conv_stride=(5, 4), conv_kernel=(10, 4), num_conv_pos_embeddings=8, num_conv_pos_embedding_groups=2,
+    hidden_size=16,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=32,
+    conv_dim=(8, 8),
+    conv_stride=(5, 4),
+    conv_kernel=(10, 4),
+    num_conv_pos_embeddings=8,
+    num_conv_pos_embedding_groups=2,
 )
 
 
@@ -27,9 +34,21 @@ def save_whisper(path):
     from transformers import WhisperConfig, WhisperFeatureExtractor, WhisperModel
 
     config = WhisperConfig(
-        vocab_size=64, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-        encoder_ffn_dim=32, decoder_ffn_dim=32, num_mel_bins=80, max_source_positions=1500, max_target_positions=16,
-        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
+        vocab_size=64,
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        num_mel_bins=80,
+        max_source_positions=1500,
+        max_target_positions=16,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        decoder_start_token_id=1,
     )
     torch.manual_seed(0)
     WhisperModel(config).save_pretrained(path)
@@ -38,13 +57,22 @@ def save_whisper(path):
 
 def save_ssl(path, kind: str, norm: str = "group"):
     from transformers import (
-        Data2VecAudioConfig, Data2VecAudioModel, HubertConfig, HubertModel, Wav2Vec2Config, Wav2Vec2FeatureExtractor,
-        Wav2Vec2Model, WavLMConfig, WavLMModel,
+        Data2VecAudioConfig,
+        Data2VecAudioModel,
+        HubertConfig,
+        HubertModel,
+        Wav2Vec2Config,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2Model,
+        WavLMConfig,
+        WavLMModel,
     )
 
     config_cls, model_cls = {
-        "wav2vec2": (Wav2Vec2Config, Wav2Vec2Model), "hubert": (HubertConfig, HubertModel),
-        "wavlm": (WavLMConfig, WavLMModel), "data2vec": (Data2VecAudioConfig, Data2VecAudioModel),
+        "wav2vec2": (Wav2Vec2Config, Wav2Vec2Model),
+        "hubert": (HubertConfig, HubertModel),
+        "wavlm": (WavLMConfig, WavLMModel),
+        "data2vec": (Data2VecAudioConfig, Data2VecAudioModel),
     }[kind]
     extra = {} if kind == "data2vec" else {"feat_extract_norm": norm, "do_stable_layer_norm": norm == "layer"}
     torch.manual_seed(0)
@@ -64,9 +92,24 @@ def save_clap(path):
     from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, ClapProcessor, RobertaTokenizerFast
 
     config = ClapConfig(
-        text_config=dict(vocab_size=300, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, max_position_embeddings=80),
-        audio_config=dict(hidden_size=32, depths=[1, 1], num_attention_heads=[2, 2], patch_embeds_hidden_size=16, window_size=8,
-                          spec_size=256, num_mel_bins=64, enable_fusion=False),
+        text_config=dict(
+            vocab_size=300,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=80,
+        ),
+        audio_config=dict(
+            hidden_size=32,
+            depths=[1, 1],
+            num_attention_heads=[2, 2],
+            patch_embeds_hidden_size=16,
+            window_size=8,
+            spec_size=256,
+            num_mel_bins=64,
+            enable_fusion=False,
+        ),
         projection_dim=8,
     )
     torch.manual_seed(0)
@@ -124,7 +167,9 @@ def test_whisper_masked_mean_over_audio_frames(tmp_path):
     assert enc.config()["window"] == "30s" and enc.max_seconds == 30.0
 
 
-@pytest.mark.parametrize("kind, norm", [("wav2vec2", "group"), ("wav2vec2", "layer"), ("hubert", "group"), ("wavlm", "layer"), ("data2vec", None)])
+@pytest.mark.parametrize(
+    "kind, norm", [("wav2vec2", "group"), ("wav2vec2", "layer"), ("hubert", "group"), ("wavlm", "layer"), ("data2vec", None)]
+)
 def test_self_supervised_families(tmp_path, kind, norm):
     save_ssl(tmp_path / "m", kind, norm or "layer")
     m = meta("hf-ssl", tmp_path / "m")
@@ -180,8 +225,15 @@ def test_clap_audio_and_text_in_a_zeroshot_task(tmp_path, tone_folder):
     assert audio.shape == (2, 8) and text.shape == (2, 8)
     assert np.allclose(np.linalg.norm(audio, axis=1), 1, atol=1e-5) and np.allclose(np.linalg.norm(text, axis=1), 1, atol=1e-5)
     assert np.allclose(enc.embed_audio(clips(2)), audio)  # deterministic (seeded feature extraction)
-    spec = parse_spec({"name": "Zs", "type": "zeroshot", "data": {"source": "audiofolder", "path": str(tone_folder), "eval_splits": ["all"]},
-                       "protocol": {"template": "a {label} sound"}}, "spec")
+    spec = parse_spec(
+        {
+            "name": "Zs",
+            "type": "zeroshot",
+            "data": {"source": "audiofolder", "path": str(tone_folder), "eval_splits": ["all"]},
+            "protocol": {"template": "a {label} sound"},
+        },
+        "spec",
+    )
     scores, _ = evaluate_task(spec, make_embedder(tmp_path, encoder=enc, meta=m))
     assert 0.0 <= scores["all"][0]["accuracy"] <= 1.0 and len(FREQS) == 3
 

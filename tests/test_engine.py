@@ -71,9 +71,30 @@ def test_clustering_and_pairs(tone_folder, tmp_path):
     "derive, category, metric, floor",
     [
         ({"kind": "same_label", "label_column": "label"}, "a2a", "map_at_1000", 0.9),
-        ({"kind": "text_to_audio", "label_column": "label", "text_template": "{label} Hz", "label_names": NAMES}, "t2a", "ndcg_at_10", 0.9),
-        ({"kind": "text_to_audio", "label_column": "label", "text_template": "{label}", "label_names": NAMES, "relevance": "self"}, "t2a", "hit_rate_at_5", 0.3),
-        ({"kind": "audio_to_text", "label_column": "label", "text_template": "{label}", "label_names": NAMES}, "a2t", "hit_rate_at_1", 0.99),
+        (
+            {"kind": "text_to_audio", "label_column": "label", "text_template": "{label} Hz", "label_names": NAMES},
+            "t2a",
+            "ndcg_at_10",
+            0.9,
+        ),
+        (
+            {
+                "kind": "text_to_audio",
+                "label_column": "label",
+                "text_template": "{label}",
+                "label_names": NAMES,
+                "relevance": "self",
+            },
+            "t2a",
+            "hit_rate_at_5",
+            0.3,
+        ),
+        (
+            {"kind": "audio_to_text", "label_column": "label", "text_template": "{label}", "label_names": NAMES},
+            "a2t",
+            "hit_rate_at_1",
+            0.99,
+        ),
     ],
 )
 def test_retrieval_derivations(tone_folder, tmp_path, derive, category, metric, floor):
@@ -89,7 +110,14 @@ def test_same_label_retrieval_never_returns_the_query(tone_folder, tmp_path):
 
 
 def test_reranking_with_hard_negatives(tone_folder, tmp_path):
-    derive = {"kind": "rerank", "label_column": "label", "n_queries": 9, "positives": 3, "negatives": 5, "hard_negative_column": "speaker"}
+    derive = {
+        "kind": "rerank",
+        "label_column": "label",
+        "n_queries": 9,
+        "positives": 3,
+        "negatives": 5,
+        "hard_negative_column": "speaker",
+    }
     scores = run(spec_for(tone_folder, "reranking", derive=derive, data={"eval_splits": ["train"]}), tmp_path)
     assert scores["main_score"] == scores["map_at_1000"] > 0.9
 
@@ -108,19 +136,28 @@ def test_multilabel_mixtures(tmp_path):
         writer = csv.DictWriter(handle, fieldnames=["file_name", "labels", "split"])
         writer.writeheader()
         writer.writerows(rows)
-    spec = spec_for(folder, "multilabel", data={"label_column": "labels", "label_separator": ";", "split_by": {"column": "split"}},
-                    protocol={"samples_per_label": 4})
+    spec = spec_for(
+        folder,
+        "multilabel",
+        data={"label_column": "labels", "label_separator": ";", "split_by": {"column": "split"}},
+        protocol={"samples_per_label": 4},
+    )
     scores = run(spec, tmp_path)
     assert scores["lrap"] > 0.9 and 0 <= scores["hamming"] <= 1
 
 
 def test_transforms(tone_folder, tmp_path):
-    spec = spec_for(tone_folder, "clustering", transforms=[
-        {"op": "filter", "column": "label", "drop": ["mid"]},
-        {"op": "rename", "column": "label", "to": "pitch"},
-        {"op": "map", "column": "pitch", "mapping": {"low": "bass"}},
-        {"op": "stratified_subsample", "column": "pitch", "n": 8},
-    ], data={"label_column": "pitch", "eval_splits": ["train"]})
+    spec = spec_for(
+        tone_folder,
+        "clustering",
+        transforms=[
+            {"op": "filter", "column": "label", "drop": ["mid"]},
+            {"op": "rename", "column": "label", "to": "pitch"},
+            {"op": "map", "column": "pitch", "mapping": {"low": "bass"}},
+            {"op": "stratified_subsample", "column": "pitch", "n": 8},
+        ],
+        data={"label_column": "pitch", "eval_splits": ["train"]},
+    )
     from maeb.loader import load_task
 
     table = load_task(spec)["default"]["train"]

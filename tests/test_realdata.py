@@ -43,19 +43,31 @@ def score(model: str, spec, cache_dir) -> float:
 
 
 def fsdd(kind: str, label: str, takes: list[int], **extra):
-    raw = {"name": f"FSDD-{kind}-{label}", "type": kind,
-           "data": {"source": "audiofolder", "path": str(SHARED_DATA / "fsdd"), "label_column": label, "eval_splits": ["test"]},
-           "transforms": [{"op": "filter", "column": "take", "keep": takes}], **extra}
+    raw = {
+        "name": f"FSDD-{kind}-{label}",
+        "type": kind,
+        "data": {"source": "audiofolder", "path": str(SHARED_DATA / "fsdd"), "label_column": label, "eval_splits": ["test"]},
+        "transforms": [{"op": "filter", "column": "take", "keep": takes}],
+        **extra,
+    }
     return parse_spec(raw, "realdata spec")
 
 
 def test_whisper_30s_window_beats_mfcc_on_spoken_digits(cache_dir):
     """Parity settings (30 s window); a small split keeps the ~0.5 s per clip affordable."""
-    spec = parse_spec({
-        "name": "FSDDDigitsSmall", "type": "classification",
-        "data": {"source": "audiofolder", "path": str(SHARED_DATA / "fsdd"), "label_column": "digit",
-                 "split_by": {"column": "take", "test": [0], "train": [1]}},
-    }, "realdata spec")
+    spec = parse_spec(
+        {
+            "name": "FSDDDigitsSmall",
+            "type": "classification",
+            "data": {
+                "source": "audiofolder",
+                "path": str(SHARED_DATA / "fsdd"),
+                "label_column": "digit",
+                "split_by": {"column": "take", "test": [0], "train": [1]},
+            },
+        },
+        "realdata spec",
+    )
     whisper, mfcc = score("whisper-tiny.en", spec, cache_dir), score("mfcc", spec, cache_dir)
     assert whisper > 0.8 and whisper > mfcc + 0.1 and mfcc > 0.3  # chance is 0.1
 
@@ -82,13 +94,21 @@ def test_digit_clustering_follows_the_words(cache_dir):
 
 
 def test_same_word_retrieval_on_speech_commands(cache_dir):
-    spec = parse_spec({
-        "name": "SCWordsSmall", "type": "retrieval", "category": "a2a", "main_score": "map_at_1000",
-        "data": {"source": "audiofolder", "path": str(SHARED_DATA / "speech_commands_test"), "eval_splits": ["test"]},
-        "transforms": [{"op": "filter", "column": "label", "drop": ["_silence_", "_unknown_"]},
-                       {"op": "stratified_subsample", "column": "word", "n": 400}],
-        "derive": {"kind": "same_label", "label_column": "word"},
-    }, "realdata spec")
+    spec = parse_spec(
+        {
+            "name": "SCWordsSmall",
+            "type": "retrieval",
+            "category": "a2a",
+            "main_score": "map_at_1000",
+            "data": {"source": "audiofolder", "path": str(SHARED_DATA / "speech_commands_test"), "eval_splits": ["test"]},
+            "transforms": [
+                {"op": "filter", "column": "label", "drop": ["_silence_", "_unknown_"]},
+                {"op": "stratified_subsample", "column": "word", "n": 400},
+            ],
+            "derive": {"kind": "same_label", "label_column": "word"},
+        },
+        "realdata spec",
+    )
     fast, embedding, mfcc = (score(m, spec, cache_dir) for m in ("whisper-tiny.en-fast", "speech-embedding", "mfcc"))
     assert fast > embedding > mfcc and mfcc > 0.1  # ten words: random MAP is about 0.1
 
@@ -96,8 +116,14 @@ def test_same_word_retrieval_on_speech_commands(cache_dir):
 def test_transcript_model_reads_digits(cache_dir):
     names = {str(d): w for d, w in enumerate("zero one two three four five six seven eight nine".split())}
     zs = fsdd("zeroshot", "digit", [0], protocol={"template": "{label}", "label_names": names})
-    t2a = fsdd("retrieval", "digit", [0], category="t2a", main_score="ndcg_at_10",
-               derive={"kind": "text_to_audio", "label_column": "digit", "text_template": "{label}", "label_names": names})
+    t2a = fsdd(
+        "retrieval",
+        "digit",
+        [0],
+        category="t2a",
+        main_score="ndcg_at_10",
+        derive={"kind": "text_to_audio", "label_column": "digit", "text_template": "{label}", "label_names": names},
+    )
     # tiny.en mishears isolated 8 kHz words often ("See you later." for "zero"), but far above chance (0.1)
     assert score("transcript-minilm", zs, cache_dir) > 0.4
     assert score("transcript-minilm", t2a, cache_dir) > 0.4

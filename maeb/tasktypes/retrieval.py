@@ -7,6 +7,7 @@ precision_at_k, hit_rate_at_k (older result files call it cv_recall_at_k), mrr_a
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 
@@ -24,13 +25,29 @@ PARAMS = {"k_values": K_VALUES, "top_k": 1000, "ignore_identical_ids": False, "s
 
 @dataclass
 class RetrievalData:
-    corpus: dict[str, AudioRef | str]
-    queries: dict[str, AudioRef | str]
+    """Queries and documents as (id, AudioRef or text) lists: ids may repeat, as in some of mteb's
+    datasets (FLEURS reuses a sentence id for each of its recordings), and mteb's handling of
+    repeated ids is reproduced in `search`."""
+
+    corpus: list[tuple[str, AudioRef | str]]
+    queries: list[tuple[str, AudioRef | str]]
     qrels: dict[str, dict[str, int]]
     candidates: dict[str, list[str]] | None = None  # reranking: the documents to order per query
 
+    @classmethod
+    def from_lists(cls, corpus, queries, qrels, candidates=None) -> RetrievalData:
+        return cls(list(corpus), list(queries), qrels, candidates)
+
+    @classmethod
+    def from_dicts(cls, corpus: dict, queries: dict, qrels, candidates=None) -> RetrievalData:
+        return cls(list(corpus.items()), list(queries.items()), qrels, candidates)
+
     def __len__(self) -> int:
         return len(self.queries)
+
+    @property
+    def has_repeated_ids(self) -> bool:
+        return len({i for i, _ in self.corpus}) < len(self.corpus) or len({i for i, _ in self.queries}) < len(self.queries)
 
 
 def splits(spec) -> list[str]:
@@ -63,23 +80,16 @@ def embed_items(items: list, emb) -> tuple[np.ndarray, np.ndarray]:
 
 
 def search(data: RetrievalData, emb, top_k: int) -> dict[str, dict[str, float]]:
-    qids, dids = list(data.queries), list(data.corpus)
-    q, q_ok = embed_items([data.queries[i] for i in qids], emb)
-    d, d_ok = embed_items([data.corpus[i] for i in dids], emb)
-    qids = [i for i, k in zip(qids, q_ok) if k]
-    q = q[q_ok]
-    dids = [i for i, k in zip(dids, d_ok) if k]
-    d = d[d_ok]
-    results: dict[str, dict[str, float]] = {}
+    q, q_ok = embed_items([item for _, item in data.queries], emb)
+    d, d_ok = embed_items([item for _, item in data.corpus], emb)
+    qids = [i for (i, _), k in zip(data.queries, q_ok) if k]
+    dids = [i for (i, _), k in zip(data.corpus, d_ok) if k]
+    q, d = q[q_ok], d[d_ok]
     if data.candidates is not None:
-        position = {doc: j for j, doc in enumerate(dids)}
-        for row, qid in enumerate(qids):
-            cand = [c for c in data.candidates.get(qid, []) if c in position]
-            if not cand:
-                continue
-            scores = similarity_matrix(q[row : row + 1], d[[position[c] for c in cand]], emb.similarity)[0]
-            results[qid] = {c: float(s) for c, s in zip(cand, scores)}
-        return results
+        return _rerank(qids, q, dids, d, data.candidates, emb.similarity)
+    if data.has_repeated_ids:
+        return _heap_search(qids, q, dids, d, top_k, emb.similarity)
+    results: dict[str, dict[str, float]] = {}
     k = min(top_k, len(dids))
     for start in range(0, len(qids), 512):
         block = similarity_matrix(q[start : start + 512], d, emb.similarity)
@@ -87,6 +97,37 @@ def search(data: RetrievalData, emb, top_k: int) -> dict[str, dict[str, float]]:
         for row in range(len(block)):
             results[qids[start + row]] = {dids[j]: float(block[row, j]) for j in top[row]}
     return results
+
+
+def _rerank(qids, q, dids, d, candidates, similarity) -> dict[str, dict[str, float]]:
+    position = {doc: j for j, doc in enumerate(dids)}
+    results = {}
+    for row, qid in enumerate(qids):
+        cand = [c for c in candidates.get(qid, []) if c in position]
+        if cand:
+            scores = similarity_matrix(q[row : row + 1], d[[position[c] for c in cand]], similarity)[0]
+            results[qid] = {c: float(s) for c, s in zip(cand, scores)}
+    return results
+
+
+def _heap_search(qids, q, dids, d, top_k, similarity) -> dict[str, dict[str, float]]:
+    """mteb's search when ids repeat: every query row pushes its best top_k + 1 (score, doc id)
+    pairs into one bounded heap per query id; the heap's items then become {doc id: score} in heap
+    order, so a repeated document id keeps the score of its last item there."""
+    heaps: dict[str, list] = {qid: [] for qid in qids}
+    k = min(top_k + 1, len(dids))
+    for start in range(0, len(qids), 512):
+        block = similarity_matrix(q[start : start + 512], d, similarity)
+        top = np.argsort(-block, axis=1, kind="stable")[:, :k]
+        for row in range(len(block)):
+            heap = heaps[qids[start + row]]
+            for j in top[row]:
+                item = (float(block[row, j]), dids[j])
+                if len(heap) < top_k:
+                    heapq.heappush(heap, item)
+                else:
+                    heapq.heappushpop(heap, item)
+    return {qid: {doc: score for score, doc in heap} for qid, heap in heaps.items()}
 
 
 def _ranked(scores: dict[str, float]) -> list[str]:
@@ -147,7 +188,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
             f"{spec.name}: split {split} is a plain table; retrieval needs data.layout = 'retrieval' or a [derive] section"
         )
     qrels = {q: docs for q, docs in split_data.qrels.items() if any(r > 0 for r in docs.values())}
-    queries = {q: v for q, v in split_data.queries.items() if q in qrels}
+    queries = [(q, v) for q, v in split_data.queries if q in qrels]
     split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
     results = search(split_data, emb, p["top_k"])
     if p["ignore_identical_ids"]:
