@@ -135,7 +135,7 @@ def write_hub_repo(folder: Path, configs: dict[str, dict[str, dict[str, list]]],
         lines += [f"- config_name: {config}", "  data_files:"]
         for split, columns in splits.items():
             values = dict(columns)
-            audio_here = [c for c in audio_columns if c in values]
+            audio_here = [c for c in dict.fromkeys(audio_columns) if c in values]
             for column in audio_here:
                 values[column] = [{"bytes": b, "path": f"{column}_{i}.wav"} for i, b in enumerate(values[column])]
             ds = Dataset.from_dict(values)
