@@ -168,10 +168,16 @@ def retrieval_configs(spec, subset: str, seed: int) -> dict[str, dict[str, dict[
             qrels["query-id"].append(f"q{q}")
             qrels["corpus-id"].append(f"d{doc}")
             qrels["score"].append(1)
-    configs = {prefix + "corpus": {split: docs}, prefix + "queries": {split: queries}, (prefix + "qrels" if prefix else "default"): {split: qrels}}
+    configs = {
+        prefix + "corpus": {split: docs},
+        prefix + "queries": {split: queries},
+        (prefix + "qrels" if prefix else "default"): {split: qrels},
+    }
     if spec.type == "reranking":
-        ranked = {"query-id": [f"q{q}" for q in range(n_queries)],
-                  "corpus-ids": [[f"d{(q + k) % n_docs}" for k in range(13)] for q in range(n_queries)]}
+        ranked = {
+            "query-id": [f"q{q}" for q in range(n_queries)],
+            "corpus-ids": [[f"d{(q + k) % n_docs}" for k in range(13)] for q in range(n_queries)],
+        }
         configs[prefix + "top_ranked"] = {split: ranked}
     return configs
 

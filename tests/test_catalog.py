@@ -37,8 +37,15 @@ def test_catalog_is_complete():
     counts = {}
     for spec in catalog.benchmark_specs(catalog.find_benchmark("MAEB")):
         counts[spec.type] = counts.get(spec.type, 0) + 1
-    assert counts == {"retrieval": 9, "classification": 11, "clustering": 3, "pair_classification": 3,
-                      "reranking": 1, "zeroshot": 2, "multilabel": 1}
+    assert counts == {
+        "retrieval": 9,
+        "classification": 11,
+        "clustering": 3,
+        "pair_classification": 3,
+        "reranking": 1,
+        "zeroshot": 2,
+        "multilabel": 1,
+    }
     sizes = {b: len(catalog.find_benchmark(b).tasks) for b in ("MAEB", "MAEB(audio-only)", "MAEB(extended)", "MAEB+")}
     assert sizes == {"MAEB": 30, "MAEB(audio-only)": 19, "MAEB(extended)": 89, "MAEB+": 98}
     assert catalog.find_benchmark("MAEB(beta)").name == "MAEB"
@@ -53,8 +60,14 @@ def test_catalog_matches_reference():
     ref = json.loads(REFERENCE.read_text())
     for task in ref["tasks"]:
         spec = catalog.find_task(task["name"])
-        assert (spec.mteb_type, spec.category, spec.main_score) == (task["type"], task["category"], task["main_score"]), task["name"]
-        assert (spec.data.path, spec.data.revision, spec.data.eval_splits) == (task["hf_path"], task["hf_revision"], task["eval_splits"])
+        assert (spec.mteb_type, spec.category, spec.main_score) == (task["type"], task["category"], task["main_score"]), task[
+            "name"
+        ]
+        assert (spec.data.path, spec.data.revision, spec.data.eval_splits) == (
+            task["hf_path"],
+            task["hf_revision"],
+            task["eval_splits"],
+        )
     for name, tasks in ref["benchmarks"].items():
         assert list(catalog.find_benchmark(name).tasks) == tasks
 
@@ -140,3 +153,54 @@ def test_row_derived_retrieval_shapes(tmp_path):
     first = tables["en"]["test"]
     q0, _ = first.queries[0]
     assert q0.startswith("query-") and q0.replace("query-", "corpus-") in first.qrels[q0]
+
+
+PAPER_MODELS = [
+    "whisper-tiny",
+    "whisper-base",
+    "whisper-small",
+    "whisper-medium",
+    "whisper-large-v3",
+    "wav2vec2-base",
+    "wav2vec2-large",
+    "wav2vec2-large-xlsr-53",
+    "wav2vec2-xls-r-300m",
+    "wav2vec2-xls-r-1b",
+    "wav2vec2-xls-r-2b",
+    "hubert-base-ls960",
+    "hubert-large-ls960-ft",
+    "wavlm-base",
+    "wavlm-base-plus",
+    "wavlm-large",
+    "data2vec-audio-base-960h",
+    "data2vec-audio-large-960h",
+    "ast-audioset",
+    "clap-htsat-fused",
+    "clap-htsat-unfused",
+    "larger_clap_general",
+    "larger_clap_music",
+    "larger_clap_music_and_speech",
+    "seamless-m4t-v2-large",
+    "encodec_24khz",
+    "Qwen2-Audio-7B",
+    "LCO-Embedding-Omni-3B",
+    "LCO-Embedding-Omni-7B",
+]
+
+
+@pytest.mark.parametrize("alias", PAPER_MODELS)
+def test_paper_models_are_registered_with_metadata(alias):
+    from maeb.encoders import FAMILIES, resolve_factory
+
+    meta = catalog.find_model(alias)
+    assert meta.family in FAMILIES and callable(resolve_factory(meta.family))
+    assert len(meta.revision) == 40 and meta.n_parameters and meta.embed_dim and meta.license and meta.reference
+    assert "audio" in meta.modalities and meta.similarity == "cosine"
+
+
+def test_model_entries_agree_with_mteb():
+    mteb = pytest.importorskip("mteb")
+    for meta in catalog.models().values():
+        if meta.family.startswith("hf-"):
+            theirs = mteb.get_model_meta(meta.name)
+            assert (theirs.revision, theirs.n_parameters, theirs.embed_dim) == (meta.revision, meta.n_parameters, meta.embed_dim)

@@ -88,7 +88,7 @@ def save_ast(path):
     ASTFeatureExtractor().save_pretrained(path)
 
 
-def save_clap(path):
+def save_clap(path, fusion: bool = False):
     from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, ClapProcessor, RobertaTokenizerFast
 
     config = ClapConfig(
@@ -108,7 +108,7 @@ def save_clap(path):
             window_size=8,
             spec_size=256,
             num_mel_bins=64,
-            enable_fusion=False,
+            enable_fusion=fusion,
         ),
         projection_dim=8,
     )
@@ -122,7 +122,8 @@ def save_clap(path):
 
     vocab_file.write_text(json.dumps(vocab))
     tokenizer = RobertaTokenizerFast(vocab_file=str(vocab_file), merges_file=str(merges))
-    ClapProcessor(feature_extractor=ClapFeatureExtractor(truncation="rand_trunc"), tokenizer=tokenizer).save_pretrained(path)
+    extractor = ClapFeatureExtractor(truncation="fusion" if fusion else "rand_trunc")
+    ClapProcessor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(path)
 
 
 def clips(n=6, seed=0):
@@ -248,3 +249,236 @@ def test_long_clips_are_cut_before_the_encoder(tmp_path):
     a, _ = emb.audio(refs_for([long_clip]))
     assert np.allclose(a[0], enc.embed_audio([head])[0], atol=1e-5)
     assert emb.policy.describe()["max_seconds"] == 1.0 and vector_wav([0.0])
+
+
+def save_seamless(path):
+    from transformers import SeamlessM4TFeatureExtractor, SeamlessM4Tv2Config, SeamlessM4Tv2Model
+
+    config = SeamlessM4Tv2Config(
+        vocab_size=64,
+        t2u_vocab_size=64,
+        char_vocab_size=64,
+        hidden_size=16,
+        speech_encoder_layers=1,
+        speech_encoder_attention_heads=2,
+        speech_encoder_intermediate_size=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        t2u_encoder_layers=1,
+        t2u_decoder_layers=1,
+        t2u_encoder_attention_heads=2,
+        t2u_decoder_attention_heads=2,
+        t2u_encoder_ffn_dim=32,
+        t2u_decoder_ffn_dim=32,
+        unit_embed_dim=16,
+        upsample_initial_channel=64,
+        unit_hifi_gan_vocab_size=16,
+        spkr_embed_dim=8,
+        lang_embed_dim=8,
+        vocoder_num_langs=2,
+        vocoder_num_spkrs=2,
+        variance_predictor_kernel_size=3,
+        vocoder_offset=4,
+        adaptor_kernel_size=8,
+        adaptor_stride=8,
+    )
+    torch.manual_seed(0)
+    SeamlessM4Tv2Model(config).save_pretrained(path)
+    SeamlessM4TFeatureExtractor().save_pretrained(path)
+
+
+def test_seamless_speech_encoder(tmp_path):
+    save_seamless(tmp_path / "m")
+    m = meta("hf-seamless", tmp_path / "m")
+    enc = load_encoder(m)
+    arrays = clips(4)
+    vecs, ok = make_embedder(tmp_path, encoder=enc, meta=m, batch_size=4).audio(refs_for(arrays))
+    assert ok.all() and vecs.shape == (4, 16) and np.isfinite(vecs).all() and enc.max_seconds == 60.0
+    alone = enc.embed_audio([arrays[0]])[0]
+    cos = alone @ vecs[0] / np.linalg.norm(alone) / np.linalg.norm(vecs[0])
+    assert cos > 0.9  # padded batches, as mteb runs Seamless: batch-mates move a clip a little
+
+
+def test_encodec_latent_mean(tmp_path):
+    from transformers import EncodecConfig, EncodecFeatureExtractor, EncodecModel
+
+    config = EncodecConfig(
+        target_bandwidths=[1.5],
+        num_filters=4,
+        hidden_size=8,
+        codebook_size=16,
+        codebook_dim=8,
+        upsampling_ratios=[8, 5, 4, 2],
+        num_lstm_layers=1,
+    )
+    torch.manual_seed(0)
+    EncodecModel(config).save_pretrained(tmp_path / "m")
+    EncodecFeatureExtractor().save_pretrained(tmp_path / "m")
+    m = meta("hf-encodec", tmp_path / "m")
+    enc = load_encoder(m)
+    assert enc.sample_rate == 24000 and enc.min_samples == 320 and enc.batching == "single"
+    vecs, ok = make_embedder(tmp_path, encoder=enc, meta=m).audio(refs_for(clips(3)))
+    assert ok.all() and vecs.shape == (3, 8) and np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)
+
+
+def word_tokenizer(words, special, **extra):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(special + words))}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token=special[0]))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token=special[0], pad_token=special[0], eos_token=special[0], padding_side="left", **extra
+    )
+    tok.add_special_tokens({"additional_special_tokens": special[1:]})
+    return tok
+
+
+WORDS = "a an the dog cat rain sound of this is person feeling tone at hz summarize above audio text in one word :".split()
+
+
+def test_qwen2_audio_last_token(tmp_path):
+    from transformers import Qwen2AudioConfig, Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor, WhisperFeatureExtractor
+
+    tok = word_tokenizer(WORDS, ["<|endoftext|>", "<|audio_bos|>", "<|AUDIO|>", "<|audio_eos|>"])
+    config = Qwen2AudioConfig(
+        audio_config=dict(
+            d_model=16,
+            encoder_layers=1,
+            encoder_attention_heads=2,
+            encoder_ffn_dim=32,
+            num_mel_bins=128,
+            max_source_positions=1500,
+        ),
+        text_config=dict(
+            model_type="qwen2",
+            vocab_size=len(tok),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+        ),
+        audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"),
+    )
+    torch.manual_seed(0)
+    Qwen2AudioForConditionalGeneration(config).save_pretrained(tmp_path / "m")
+    Qwen2AudioProcessor(feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok).save_pretrained(
+        tmp_path / "m"
+    )
+    m = meta("hf-qwen2-audio", tmp_path / "m", modalities=("audio", "text"))
+    enc = load_encoder(m, dtype="float32")
+    arrays = clips(3)
+    vecs, ok = make_embedder(tmp_path, encoder=enc, meta=m).audio(refs_for(arrays))
+    assert ok.all() and vecs.shape == (3, 16)
+    assert np.allclose(enc.embed_audio([arrays[2]])[0], vecs[2], atol=1e-4)  # left padding: the last token is found
+    texts = enc.embed_text(["a dog", "the sound of rain"])
+    assert texts.shape == (2, 16) and not np.allclose(texts[0], texts[1])
+    assert load_encoder(m).config()["dtype"] == "bfloat16"
+
+
+def test_omni_embedding_last_token(tmp_path):
+    from transformers import (
+        Qwen2_5OmniProcessor,
+        Qwen2_5OmniThinkerConfig,
+        Qwen2_5OmniThinkerForConditionalGeneration,
+        WhisperFeatureExtractor,
+    )
+
+    special = [
+        "<|endoftext|>",
+        "<|im_start|>",
+        "<|im_end|>",
+        "<|audio_bos|>",
+        "<|AUDIO|>",
+        "<|audio_eos|>",
+        "<|vision_bos|>",
+        "<|IMAGE|>",
+        "<|VIDEO|>",
+        "<|vision_eos|>",
+    ]
+    tok = word_tokenizer(
+        WORDS + ["user", "assistant"],
+        special,
+        extra_special_tokens={
+            "image_token": "<|IMAGE|>",
+            "audio_token": "<|AUDIO|>",
+            "video_token": "<|VIDEO|>",
+            "audio_bos_token": "<|audio_bos|>",
+            "audio_eos_token": "<|audio_eos|>",
+            "vision_bos_token": "<|vision_bos|>",
+            "vision_eos_token": "<|vision_eos|>",
+        },
+    )
+    template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% for c in m['content'] %}{% if c['type'] == 'audio' %}"
+        "<|audio_bos|><|AUDIO|><|audio_eos|>{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}"
+        "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    # the processor's image and video parts need pillow and torchvision, which this machine lacks and
+    # audio never reaches: assemble it from its audio and text parts alone
+    processor = Qwen2_5OmniProcessor.__new__(Qwen2_5OmniProcessor)
+    processor.tokenizer, processor.feature_extractor, processor.chat_template = (
+        tok,
+        WhisperFeatureExtractor(feature_size=128),
+        template,
+    )
+    processor.image_processor = processor.video_processor = None
+    for name in ("image", "audio", "video"):
+        setattr(processor, f"{name}_token", getattr(tok, f"{name}_token"))
+        setattr(processor, f"{name}_token_id", tok.convert_tokens_to_ids(getattr(tok, f"{name}_token")))
+    for name in ("vision_bos", "vision_eos", "audio_bos", "audio_eos"):
+        setattr(processor, f"{name}_token", getattr(tok, f"{name}_token"))
+    config = Qwen2_5OmniThinkerConfig(
+        audio_config=dict(
+            d_model=16,
+            encoder_layers=1,
+            encoder_attention_heads=2,
+            encoder_ffn_dim=32,
+            num_mel_bins=128,
+            output_dim=16,
+            n_window=50,
+        ),
+        vision_config=dict(
+            depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=16, fullatt_block_indexes=[0]
+        ),
+        text_config=dict(
+            vocab_size=len(tok),
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]},
+        ),
+        audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"),
+        image_token_index=tok.convert_tokens_to_ids("<|IMAGE|>"),
+        video_token_index=tok.convert_tokens_to_ids("<|VIDEO|>"),
+        audio_start_token_id=tok.convert_tokens_to_ids("<|audio_bos|>"),
+        audio_end_token_id=tok.convert_tokens_to_ids("<|audio_eos|>"),
+        vision_start_token_id=tok.convert_tokens_to_ids("<|vision_bos|>"),
+    )
+    torch.manual_seed(0)
+    Qwen2_5OmniThinkerForConditionalGeneration(config).save_pretrained(tmp_path / "m")
+    m = meta("hf-omni-embedding", tmp_path / "m", modalities=("audio", "text"))
+    enc = load_encoder(m, processor=processor, dtype="float32", max_seconds=30.0)
+    arrays = clips(2)
+    audio = enc.embed_audio(arrays)
+    text = enc.embed_text(["a tone at hz", "rain"])
+    assert audio.shape == (2, 16) and text.shape == (2, 16)
+    assert np.allclose(np.linalg.norm(audio, axis=1), 1, atol=1e-5) and np.allclose(np.linalg.norm(text, axis=1), 1, atol=1e-5)
+    assert np.allclose(enc.embed_audio([arrays[1]])[0], audio[1], atol=1e-4)
+
+
+def test_clap_fused_keeps_long_clips_whole(tmp_path):
+    save_clap(tmp_path / "m", fusion=True)
+    enc = load_encoder(meta("hf-clap", tmp_path / "m", modalities=("audio", "text")))
+    assert enc.fusion and enc.max_seconds is None
+    long_clip, short_clip = tone(300.0, 12.0, 48000), tone(300.0, 2.0, 48000)
+    a = enc.embed_audio([long_clip, short_clip])
+    assert a.shape == (2, 8) and np.allclose(enc.embed_audio([long_clip])[0], a[0], atol=1e-5)

@@ -362,16 +362,29 @@ def test_repeated_ids_are_merged_as_mteb_merges_them(tmp_path, rng):
     audio = np.stack([text_vectors[t] + rng.normal(size=6) * 1.2 for t in sentences]).astype(np.float32)
     task = mteb.get_task("FleursT2ARetrieval")
     task.hf_subsets = ["af_za"]
-    task.dataset = {"af_za": {"test": {
-        "corpus": Dataset.from_dict({"id": ids, "audio": mteb_audio(audio)}),
-        "queries": Dataset.from_dict({"id": ids, "text": sentences}),
-        "relevant_docs": {i: {i: 1} for i in ids}, "top_ranked": None}}}
+    task.dataset = {
+        "af_za": {
+            "test": {
+                "corpus": Dataset.from_dict({"id": ids, "audio": mteb_audio(audio)}),
+                "queries": Dataset.from_dict({"id": ids, "text": sentences}),
+                "relevant_docs": {i: {i: 1} for i in ids},
+                "top_ranked": None,
+            }
+        }
+    }
     task.data_loaded = True
     theirs = task.evaluate(MtebIdentity(text_vectors), split="test", encode_kwargs={"batch_size": 16})["af_za"]
-    repo = write_hub_repo(tmp_path / "repo", {"af_za": {"test": {
-        "id": ids, "transcription": sentences, "audio": [vector_wav(v) for v in audio]}}})
-    spec = {"name": "Fleurs", "type": "retrieval", "category": "t2a",
-            "data": {"source": "hub", "path": str(repo), "subsets": ["af_za"]},
-            "derive": {"kind": "rows", "direction": "t2a", "id_template": "{id}", "text_column": "transcription"}}
+    repo = write_hub_repo(
+        tmp_path / "repo", {"af_za": {"test": {"id": ids, "transcription": sentences, "audio": [vector_wav(v) for v in audio]}}}
+    )
+    spec = {
+        "name": "Fleurs",
+        "type": "retrieval",
+        "category": "t2a",
+        "data": {"source": "hub", "path": str(repo), "subsets": ["af_za"]},
+        "derive": {"kind": "rows", "direction": "t2a", "id_template": "{id}", "text_column": "transcription"},
+    }
     ours = maeb_scores(tmp_path, spec, text_vectors)["test"][0]
-    assert_close(ours, theirs, [k for k in theirs if k.split("_at_")[0] in {"ndcg", "map", "recall", "precision", "mrr", "hit_rate"}])
+    assert_close(
+        ours, theirs, [k for k in theirs if k.split("_at_")[0] in {"ndcg", "map", "recall", "precision", "mrr", "hit_rate"}]
+    )

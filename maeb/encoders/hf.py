@@ -201,3 +201,69 @@ def _unit(out) -> np.ndarray:
     vectors = getattr(out, "pooler_output", out)
     vectors = vectors.float()
     return (vectors / vectors.norm(dim=-1, keepdim=True)).cpu().numpy()
+
+
+class SeamlessEncoder:
+    """SeamlessM4T v2 speech encoder: masked mean of its last layer (as mteb pools it), 60 s cap."""
+
+    batching = "padded"
+    min_samples = 400
+
+    def __init__(self, meta, device="cpu", path=None, max_seconds=60.0, dtype="float32"):
+        from transformers import AutoFeatureExtractor, SeamlessM4Tv2Model
+
+        source, revision = _source(meta, path)
+        model = SeamlessM4Tv2Model.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+        self.encoder = model.speech_encoder.to(device).eval()
+        del model
+        self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
+        self.sample_rate = self.extractor.sampling_rate
+        self.max_seconds = float(max_seconds)
+        self.device, self.dtype = device, dtype
+
+    def config(self):
+        return {"pooling": "masked-mean-last-layer", "max_seconds": self.max_seconds, "dtype": self.dtype}
+
+    def embed_audio(self, clips):
+        torch = _torch()
+        feats = self.extractor(clips, sampling_rate=self.sample_rate, return_tensors="pt", padding=True)
+        with torch.inference_mode():
+            x = feats.input_features.to(self.device, dtype=self.encoder.dtype)
+            mask = feats.attention_mask.to(self.device)
+            hidden = self.encoder(x, attention_mask=mask).last_hidden_state
+        ratio = feats.attention_mask.shape[1] / hidden.shape[1]
+        lengths = (feats.attention_mask.sum(dim=1).float() / ratio).long()
+        return masked_mean(hidden, lengths)
+
+
+class EncodecEncoder:
+    """EnCodec's encoder latents, mean over time, L2-normalised; one clip per forward pass because
+    padding would enter the time mean (as mteb runs it)."""
+
+    batching = "single"
+
+    def __init__(self, meta, device="cpu", path=None, max_seconds=30.0):
+        import numpy
+        from transformers import AutoFeatureExtractor, EncodecModel
+
+        source, revision = _source(meta, path)
+        self.model = EncodecModel.from_pretrained(source, revision=revision).to(device).eval()
+        self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
+        self.sample_rate = self.extractor.sampling_rate
+        self.min_samples = int(numpy.prod(self.model.config.upsampling_ratios))  # one latent frame
+        self.max_seconds = None if max_seconds is None else float(max_seconds)
+        self.device = device
+
+    def config(self):
+        return {"pooling": "mean-latent-l2", "max_seconds": self.max_seconds}
+
+    def embed_audio(self, clips):
+        torch = _torch()
+        out = []
+        with torch.inference_mode():
+            for clip in clips:
+                values = self.extractor(raw_audio=[clip], sampling_rate=self.sample_rate, return_tensors="pt")["input_values"]
+                values = values.unsqueeze(1) if values.dim() == 2 else values
+                latent = self.model.encoder(values.to(self.device)).mean(dim=2)
+                out.append(_unit(latent)[0])
+        return np.stack(out)
