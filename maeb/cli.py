@@ -52,6 +52,32 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.add_argument("--dry-run", action="store_true", help="print the plan (tasks, clips, hours, cached) and exit")
 
+    board = sub.add_parser("leaderboard", help="rank models from result folders or a main_scores.csv")
+    board.add_argument("--results", nargs="+", type=Path, required=True, help="results folders (mteb layout) or CSV files")
+    board.add_argument("--benchmark", help="restrict to a benchmark's tasks (default: every task found)")
+    board.add_argument("--format", choices=["md", "csv", "json", "html"], default="md")
+    board.add_argument("--out", type=Path, help="write here instead of printing")
+    board.add_argument("--revision", action="append", default=[], metavar="MODEL=REV", help="use this revision of a model")
+    board.add_argument("--per-task", action="store_true", help="markdown: one column per task too")
+
+    sel = sub.add_parser("select", help="choose a non-redundant task subset (MAEB's procedure)")
+    sel.add_argument("--results", nargs="+", type=Path, required=True)
+    sel.add_argument("--pool", required=True, help="benchmark whose tasks form the pool, e.g. MAEB(extended)")
+    sel.add_argument("--threshold", type=float, default=0.8)
+    sel.add_argument("--sweep", nargs="*", type=float, help="report figures for several thresholds instead")
+    sel.add_argument("--max-missing", type=int, default=10, help="drop models missing more tasks than this")
+    sel.add_argument("--format", choices=["json", "md"], default="json")
+    sel.add_argument("--out", type=Path)
+
+    cmp_ = sub.add_parser("compare", help="correlation of per-model averages on two benchmarks")
+    cmp_.add_argument("--results", nargs="+", type=Path, required=True)
+    cmp_.add_argument("--benchmarks", nargs=2, required=True, metavar="NAME")
+
+    trade = sub.add_parser("tradeoff", help="acoustic vs linguistic task groups, per model")
+    trade.add_argument("--results", nargs="+", type=Path, required=True)
+    trade.add_argument("--acoustic", nargs="+", default=["VoxPopuliGenderID"])
+    trade.add_argument("--linguistic", nargs="+", default=["VoxPopuliLanguageID"])
+
     lst = sub.add_parser("list", help="list models, tasks or benchmarks")
     lst.add_argument("what", choices=["models", "tasks", "benchmarks"])
     lst.add_argument("--benchmark", help="only the tasks of this benchmark")
@@ -114,6 +140,134 @@ def print_plan(meta, specs, cfg) -> int:
         f"({sum(r['hours'] for r in todo):.1f} h of audio) to embed at most, "
         f"{sum(r['cached_clips'] for r in rows)} clips already cached for {meta.name}"
     )
+    return 0
+
+
+def load_board(results, benchmark_name, pins):
+    from . import catalog
+    from .leaderboard import aggregate, task_infos
+    from .scores import choose_revisions, read_scores
+
+    bench = catalog.find_benchmark(benchmark_name) if benchmark_name else None
+    main_scores = {}
+    for name in bench.tasks if bench else []:
+        main_scores[name] = catalog.find_task(name).main_score
+    scores, problems = read_scores(results, main_scores)
+    if not bench:
+        for task in {s.task for s in scores} & set(catalog.task_files()):
+            main_scores[task] = catalog.find_task(task).main_score
+        scores, problems = read_scores(results, main_scores)
+    registered = {m.name: m.revision for m in catalog.models().values()}
+    scores = choose_revisions(scores, pins, registered)
+    tasks = list(bench.tasks) if bench else None
+    board = aggregate(
+        scores,
+        tasks,
+        bench.subsets if bench else None,
+        task_infos(tasks or {s.task for s in scores}),
+        bench.name if bench else None,
+    )
+    return board, problems
+
+
+def cmd_leaderboard(args) -> int:
+    from .report import render
+
+    pins = dict(p.split("=", 1) for p in args.revision if "=" in p)
+    board, problems = load_board(args.results, args.benchmark, pins)
+    for problem in problems[:20]:
+        print(f"maeb: skipped {problem}", file=sys.stderr)
+    if len(problems) > 20:
+        print(f"maeb: ... and {len(problems) - 20} more problems", file=sys.stderr)
+    if not board.rows:
+        raise MaebError(f"no results for {args.benchmark or 'any task'} under {', '.join(map(str, args.results))}")
+    text = (
+        render(board, args.format)
+        if args.format != "md"
+        else __import__("maeb.report", fromlist=["x"]).to_markdown(board, args.per_task)
+    )
+    if args.out:
+        from .results import write_text_atomic
+
+        write_text_atomic(args.out, text)
+        print(f"wrote {args.out} ({len(board.rows)} models, {len(board.tasks)} tasks)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _scores_for(results, task_names):
+    from . import catalog
+    from .scores import choose_revisions, read_scores
+
+    known = set(catalog.task_files())
+    main = {t: catalog.find_task(t).main_score for t in task_names if t in known}
+    scores, problems = read_scores(results, main)
+    for problem in problems[:10]:
+        print(f"maeb: skipped {problem}", file=sys.stderr)
+    registered = {m.name: m.revision for m in catalog.models().values()}
+    return choose_revisions(scores, None, registered)
+
+
+def cmd_select(args) -> int:
+    from . import catalog
+    from .leaderboard import task_infos
+    from .selection import score_matrix, select, sweep
+
+    pool = list(catalog.find_benchmark(args.pool).tasks)
+    matrix = score_matrix(_scores_for(args.results, pool), pool, args.max_missing)
+    if len(matrix.models) < 3:
+        raise MaebError(f"selection needs scores of at least 3 models on {args.pool}; found {len(matrix.models)}")
+    infos = task_infos(matrix.tasks)
+    if args.sweep is not None:
+        payload = {"pool": args.pool, "sweep": sweep(matrix, infos, args.sweep or [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9])}
+    else:
+        payload = {"pool": args.pool, "n_models": len(matrix.models), **select(matrix, infos, args.threshold).as_dict()}
+    if args.format == "json":
+        text = json.dumps(payload, indent=2) + "\n"
+    elif "sweep" in payload:
+        head = "| threshold | tasks | pearson r | spearman rho | speed-up |\n|---|---|---|---|---|\n"
+        text = head + "".join(
+            f"| {r['threshold']} | {r['n_tasks_selected']} | {r['pearson_r']} | {r['spearman_rho']} | {r['speedup']} |\n"
+            for r in payload["sweep"]
+        )
+    else:
+        v = payload["validation"]
+        text = (
+            f"Selected {len(payload['selected'])} of {v['n_tasks_pool']} tasks at rho > {args.threshold} "
+            f"({v['n_models']} models): Pearson r {v['pearson_r']}, Spearman rho {v['spearman_rho']}, speed-up {v['speedup']}x\n\n"
+            + "\n".join(f"- {t}" for t in payload["selected"])
+            + "\n\nRemoved:\n\n"
+            + "\n".join(f"- {r['task']} (with {r['redundant_with']}, rho {r['rho']}, {r['reason']})" for r in payload["removed"])
+            + "\n"
+        )
+    if args.out:
+        from .results import write_text_atomic
+
+        write_text_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from . import catalog
+    from .selection import compare_benchmarks
+
+    a, b = (list(catalog.find_benchmark(n).tasks) for n in args.benchmarks)
+    result = compare_benchmarks(_scores_for(args.results, a + b), a, b)
+    print(json.dumps({"benchmarks": args.benchmarks, **result}, indent=2))
+    return 0
+
+
+def cmd_tradeoff(args) -> int:
+    from .selection import tradeoff
+
+    rows = tradeoff(_scores_for(args.results, args.acoustic + args.linguistic), args.acoustic, args.linguistic)
+    print(f"| model | acoustic ({', '.join(args.acoustic)}) | linguistic ({', '.join(args.linguistic)}) | difference |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {100 * r['acoustic']:.1f} | {100 * r['linguistic']:.1f} | {100 * r['difference']:+.1f} |")
     return 0
 
 
@@ -182,7 +336,15 @@ def cmd_list(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"run": cmd_run, "list": cmd_list}[args.command](args)
+        commands = {
+            "run": cmd_run,
+            "list": cmd_list,
+            "leaderboard": cmd_leaderboard,
+            "select": cmd_select,
+            "compare": cmd_compare,
+            "tradeoff": cmd_tradeoff,
+        }
+        return commands[args.command](args)
     except MaebError as exc:
         print(f"maeb: error: {exc}", file=sys.stderr)
         return 2

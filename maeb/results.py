@@ -44,6 +44,15 @@ def write_json_atomic(path: Path, payload) -> None:
         raise
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
 def model_dir(root: Path, meta) -> Path:
     revision = str(meta.revision).replace("/", "_")
     return Path(root) / meta.folder / revision
