@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install install-dev test lint bench clean
+.PHONY: install install-dev debian lite test lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,14 @@ install-dev: $(PY)
 	$(PIP) install -q -e ".[offline,test]"
 	$(PIP) install -q --no-deps resemblyzer==0.1.4 openwakeword==0.5.1
 
-test: install-dev
+debian:
+	bash scripts/install_debian.sh
+
+# the README's main job: offline models on MAEB-lite, leaderboard printed and written to results/maeb-lite
+lite: install debian
+	$(PY) -m maeb lite
+
+test: install-dev debian
 	$(PY) -m ruff check maeb tests scripts
 	$(PY) -m pytest -q
 
@@ -31,6 +38,7 @@ lint:
 
 bench:
 	$(PY) scripts/bench_engine.py
+	$(PY) scripts/bench_leaderboard.py
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

@@ -7,7 +7,7 @@ a path to a .toml/.json file is accepted wherever a name is."""
 from __future__ import annotations
 
 import importlib.resources
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -158,9 +158,14 @@ class Benchmark:
 
 @lru_cache(maxsize=1)
 def benchmarks() -> dict[str, Benchmark]:
-    path = catalog_dir("tasks") / "benchmarks.toml"
-    if not path.exists():
-        return {}
+    """Every [[benchmark]] in any benchmarks.toml under tasks/."""
+    out = {}
+    for path in sorted(catalog_dir("tasks").rglob("benchmarks.toml")):
+        out.update(_read_benchmarks(path))
+    return out
+
+
+def _read_benchmarks(path: Path) -> dict[str, Benchmark]:
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
     out = {}
     for i, entry in enumerate(raw.get("benchmark", [])):
@@ -190,8 +195,6 @@ def benchmark_specs(bench: Benchmark) -> list[TaskSpec]:
     for task in bench.tasks:
         spec = find_task(task)
         if task in bench.subsets:
-            from dataclasses import replace
-
             spec = replace(spec, data=replace(spec.data, subsets=list(bench.subsets[task])))
         specs.append(spec)
     return specs

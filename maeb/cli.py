@@ -78,6 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
     trade.add_argument("--acoustic", nargs="+", default=["VoxPopuliGenderID"])
     trade.add_argument("--linguistic", nargs="+", default=["VoxPopuliLanguageID"])
 
+    lite = sub.add_parser("lite", help="build MAEB-lite offline and evaluate the offline models on it (the main job)")
+    lite.add_argument("action", nargs="?", choices=["all", "build"], default="all")
+    lite.add_argument("--dir", type=Path, help="where the data goes (default: $MAEB_LITE_DIR or ~/.cache/maeb/maeb-lite)")
+    lite.add_argument("--seed", type=int, default=0)
+    lite.add_argument("--force", action="store_true", help="rebuild even if a build of this seed exists")
+    lite.add_argument("--models", nargs="+", help="models to evaluate (default: the offline models and the MFCC baseline)")
+    lite.add_argument("--output-dir", type=Path, default=Path("results/maeb-lite"))
+    lite.add_argument("--cache-dir", type=Path)
+    lite.add_argument("--quiet", action="store_true")
+
     lst = sub.add_parser("list", help="list models, tasks or benchmarks")
     lst.add_argument("what", choices=["models", "tasks", "benchmarks"])
     lst.add_argument("--benchmark", help="only the tasks of this benchmark")
@@ -95,7 +105,13 @@ def cmd_run(args) -> int:
     meta = catalog.find_model(args.model)
     specs = [catalog.find_task(t) for t in args.tasks]
     if args.benchmark:
-        specs += catalog.benchmark_specs(catalog.find_benchmark(args.benchmark))
+        bench = catalog.find_benchmark(args.benchmark)
+        if bench.name == "MAEB-lite":
+            from .lite import default_dir
+            from .lite.build import build
+
+            build(default_dir(), log=lambda m: print(m, file=sys.stderr))  # reuses an existing build
+        specs += catalog.benchmark_specs(bench)
     cfg = RunConfig(
         output_dir=args.output_dir,
         cache_dir=args.cache_dir or default_cache_dir(),
@@ -271,6 +287,21 @@ def cmd_tradeoff(args) -> int:
     return 0
 
 
+def cmd_lite(args) -> int:
+    from .lite.runner import main as lite_main
+
+    return lite_main(
+        args.dir,
+        args.seed,
+        args.models,
+        args.output_dir,
+        args.cache_dir,
+        args.force,
+        not args.quiet and sys.stderr.isatty(),
+        build_only=args.action == "build",
+    )
+
+
 def cmd_list(args) -> int:
     from . import catalog
 
@@ -343,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             "select": cmd_select,
             "compare": cmd_compare,
             "tradeoff": cmd_tradeoff,
+            "lite": cmd_lite,
         }
         return commands[args.command](args)
     except MaebError as exc:

@@ -62,12 +62,12 @@ def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData
     each prefixed with `{subset}-` for multilingual tasks."""
     d = spec.data
     prefix = "" if subset == "default" else f"{subset}-"
-    configs = set(hub_configs(d.path, d.revision))
+    configs = set(hub_configs(d.location(), d.revision))
 
     def read(config: str) -> Table:
         if config not in configs:
             raise DataError(f"{spec.name}: {d.path} has no config {config!r}; it has {', '.join(sorted(configs))}")
-        return load_hub_split(d.path, d.revision, config, split, d.audio_columns)
+        return load_hub_split(d.location(), d.revision, config, split, d.audio_columns)
 
     corpus = _items(read(prefix + "corpus"), d.audio_columns, spec.name)
     queries = _items(read(prefix + ("query" if "query" in configs else "queries")), d.audio_columns, spec.name)
@@ -90,9 +90,9 @@ def _hub_table(spec: TaskSpec, subset: str, split: str, loaded: dict[str, Table]
     repo_split = d.split_names.get(split, split)
     if d.subset_column is None:
         config = d.config if d.config is not None else subset
-        return load_hub_split(d.path, d.revision, config, repo_split, d.audio_columns)
+        return load_hub_split(d.location(), d.revision, config, repo_split, d.audio_columns)
     if split not in loaded:
-        loaded[split] = load_hub_split(d.path, d.revision, d.config, repo_split, d.audio_columns)
+        loaded[split] = load_hub_split(d.location(), d.revision, d.config, repo_split, d.audio_columns)
     table = loaded[split]
     table.require([d.subset_column], "data.subset_column")
     return table.where([str(v) == subset for v in table[d.subset_column]])
@@ -109,7 +109,7 @@ def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
         if d.source == "audiofolder":
             if subset != "default":
                 raise DataError(f"{where}: audio folders hold one subset; list one spec per subset")
-            tables = split_rows(load_audiofolder(d.path, d.audio_column), d.split_by, wanted, where)
+            tables = split_rows(load_audiofolder(d.location(), d.audio_column), d.split_by, wanted, where)
         elif d.layout == "retrieval":
             out[subset] = {split: load_hub_retrieval(spec, subset, split) for split in wanted}
             continue

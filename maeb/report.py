@@ -99,6 +99,16 @@ def to_markdown(board: Board, per_task: bool = False) -> str:
     return title + "\n\n" + "\n".join(lines) + "\n"
 
 
+def to_markdown_by_task(board: Board) -> str:
+    """Tasks as rows and models as columns: readable when there are few models."""
+    names = [r.model.split("/")[-1] for r in board.rows]
+    lines = ["| Task | Type | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for t in board.tasks:
+        cells = [_pct(r.tasks.get(t.name)) or "–" for r in board.rows]
+        lines.append(f"| {t.name} | {t.type} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _colour(value) -> str:
     if value is None:
         return "#eeeeee"

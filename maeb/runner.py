@@ -138,7 +138,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 "protocol": spec.protocol,
                 "transforms": spec.transforms,
                 "derive": spec.derive,
-                "spec_file": spec.source_file,
+                "spec_file": _shown_path(spec.source_file),
                 "embedding": emb.stats.as_dict(),
                 "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
             }
@@ -154,6 +154,17 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
         cache.close()
     summary.wall_seconds = time.perf_counter() - started
     return summary
+
+
+def _shown_path(path: str) -> str:
+    """Spec files of the catalog are recorded relative to it, so results do not carry local paths."""
+    from .catalog import catalog_dir
+
+    root = catalog_dir("tasks").parent
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return path
 
 
 def _accumulate(total: EmbedStats, part: EmbedStats) -> None:

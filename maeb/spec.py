@@ -81,6 +81,7 @@ class DataSpec:
     source: str
     path: str
     revision: str | None = None
+    base: str = "."  # the spec file's folder: relative paths start there
     subsets: list[str] = field(default_factory=lambda: ["default"])
     eval_splits: list[str] = field(default_factory=lambda: ["test"])
     train_split: str = "train"
@@ -97,6 +98,10 @@ class DataSpec:
     @property
     def audio_column(self) -> str:
         return self.audio_columns[0]
+
+    def location(self) -> str:
+        """The folder or hub id to read, with environment variables expanded now."""
+        return _expand(self.path, Path(self.base), local=self.source == "audiofolder") if "$" in self.path else self.path
 
 
 @dataclass
@@ -142,6 +147,10 @@ class TaskSpec:
 
 def _expand(path: str, base: Path, local: bool) -> str:
     """Folders are relative to the spec file; a hub id stays as written unless such a folder exists."""
+    if "${MAEB_LITE_DIR}" in path and not os.environ.get("MAEB_LITE_DIR"):
+        from .lite import default_dir
+
+        path = path.replace("${MAEB_LITE_DIR}", str(default_dir()))
     expanded = os.path.expandvars(os.path.expanduser(path))
     if "$" in expanded:
         raise SpecError(f"data.path {path!r}: environment variable is not set")
@@ -171,7 +180,10 @@ def parse_spec(raw: dict, where: str, base: Path | None = None) -> TaskSpec:
     if "audio_column" in data_raw:
         data_raw["audio_columns"] = [data_raw.pop("audio_column")]
     base = base or Path.cwd()
-    data_raw["path"] = _expand(str(data_raw["path"]), base, local=data_raw["source"] == "audiofolder")
+    if "$" not in str(data_raw["path"]):
+        data_raw["path"] = _expand(str(data_raw["path"]), base, local=data_raw["source"] == "audiofolder")
+    # else the environment decides the path when the data is read (see DataSpec.location)
+    data_raw["base"] = str(base)
     for key in ("subsets", "eval_splits", "audio_columns"):
         if key in data_raw and not isinstance(data_raw[key], list):
             raise SpecError(f"{where}: data.{key} must be a list")

@@ -1,0 +1,83 @@
+"""The README's main job: build MAEB-lite (or reuse the build), evaluate the offline models and the
+MFCC baseline on it, print the leaderboard and write results and leaderboard files."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from .. import catalog
+from ..cache import default_cache_dir
+from ..report import render, to_markdown, to_markdown_by_task
+from ..results import write_text_atomic
+from ..runner import RunConfig, run
+from . import default_dir
+from .build import build
+
+MODELS = [
+    "maeb/mfcc-stats",
+    "google/speech-embedding",
+    "resemble-ai/resemblyzer",
+    "openai/whisper-tiny.en-clipwindow",
+    "maeb/whisper-tiny.en-minilm-transcript-clipwindow",
+]
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def evaluate(models: list[str], output_dir: Path, cache_dir: Path, show_progress: bool) -> dict[str, float]:
+    specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
+    seconds = {}
+    for name in models:
+        meta = catalog.find_model(name)
+        started = time.perf_counter()
+        _log(f"== {meta.name}")
+        cfg = RunConfig(output_dir=output_dir, cache_dir=cache_dir, show_progress=show_progress, strict_modalities=False)
+        run(meta, specs, cfg, log=_log)
+        seconds[meta.name] = round(time.perf_counter() - started, 1)
+    return seconds
+
+
+def leaderboard(output_dir: Path) -> str:
+    from ..cli import load_board
+
+    board, problems = load_board([output_dir], "MAEB-lite", {})
+    for fmt, name in (("html", "leaderboard.html"), ("json", "leaderboard.json"), ("csv", "leaderboard.csv")):
+        write_text_atomic(output_dir / name, render(board, fmt))
+    text = to_markdown(board, per_task=False) + "\n" + to_markdown_by_task(board)
+    write_text_atomic(output_dir / "leaderboard.md", text)
+    return text
+
+
+def main(
+    folder: Path | None,
+    seed: int,
+    models: list[str] | None,
+    output_dir: Path,
+    cache_dir: Path | None,
+    force: bool,
+    show_progress: bool,
+    build_only: bool = False,
+) -> int:
+    started = time.perf_counter()
+    folder = Path(folder or default_dir())
+    import os
+
+    os.environ["MAEB_LITE_DIR"] = str(folder)
+    manifest = build(folder, seed=seed, force=force, log=_log)
+    if build_only:
+        return 0
+    t_build = time.perf_counter() - started
+    seconds = evaluate(models or MODELS, Path(output_dir), Path(cache_dir or default_cache_dir()), show_progress)
+    text = leaderboard(Path(output_dir))
+    print(text)
+    total = time.perf_counter() - started
+    clips = sum(manifest["clips"].values())
+    _log(
+        f"MAEB-lite: {clips} clips; data {t_build:.0f} s, models {', '.join(f'{k} {v} s' for k, v in seconds.items())}; total {total:.0f} s"
+    )
+    _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}")
+    return 0
