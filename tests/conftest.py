@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,17 @@ from maeb.embed import Embedder
 from maeb.encoders import ModelMeta, identity
 from maeb.mock import SpectralEncoder, write_tone_folder
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+def _shared() -> Path:
+    """The workplace's shared folder: $MAEB_SHARED_DIR, else ../shared beside the checkout, else the
+    workplace's usual place (CI may clone elsewhere)."""
+    candidates = [os.environ.get("MAEB_SHARED_DIR"), Path(__file__).resolve().parents[2] / "shared", "/work/shared"]
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "data").is_dir():
+            return Path(candidate)
+    return Path(__file__).resolve().parents[2] / "shared"
+
+
+SHARED = _shared()
 SHARED_DATA = SHARED / "data"
 FREQS = {"low": 220.0, "mid": 880.0, "high": 3520.0}
 

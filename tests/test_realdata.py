@@ -42,6 +42,13 @@ def score(model: str, spec, cache_dir) -> float:
     return scores[spec.data.eval_splits[0]][0]["main_score"]
 
 
+def example(name: str):
+    """A shipped example spec, its data read from wherever the shared folder is."""
+    spec = load_spec(EXAMPLES / name)
+    spec.data.path = str(SHARED_DATA / Path(spec.data.path).name)
+    return spec
+
+
 def fsdd(kind: str, label: str, takes: list[int], **extra):
     raw = {
         "name": f"FSDD-{kind}-{label}",
@@ -73,14 +80,14 @@ def test_whisper_30s_window_beats_mfcc_on_spoken_digits(cache_dir):
 
 
 def test_example_digit_task_orders_models(cache_dir):
-    spec = load_spec(EXAMPLES / "fsdd_digits.toml")
+    spec = example("fsdd_digits.toml")
     fast, mfcc = score("whisper-tiny.en-fast", spec, cache_dir), score("mfcc", spec, cache_dir)
     assert fast > 0.9 and fast > mfcc and mfcc > 0.5
 
 
 def test_resemblyzer_leads_on_speaker_identity(cache_dir):
-    pairs = load_spec(EXAMPLES / "fsdd_speaker_pairs.toml")
-    clusters = load_spec(EXAMPLES / "fsdd_speaker_clustering.toml")
+    pairs = example("fsdd_speaker_pairs.toml")
+    clusters = example("fsdd_speaker_clustering.toml")
     rz_pairs, wh_pairs = score("resemblyzer", pairs, cache_dir), score("whisper-tiny.en-fast", pairs, cache_dir)
     rz_clu, wh_clu = score("resemblyzer", clusters, cache_dir), score("whisper-tiny.en-fast", clusters, cache_dir)
     assert rz_pairs > wh_pairs and rz_clu > wh_clu + 0.3
@@ -88,7 +95,7 @@ def test_resemblyzer_leads_on_speaker_identity(cache_dir):
 
 
 def test_digit_clustering_follows_the_words(cache_dir):
-    spec = load_spec(EXAMPLES / "fsdd_digit_clustering.toml")
+    spec = example("fsdd_digit_clustering.toml")
     fast, rz = score("whisper-tiny.en-fast", spec, cache_dir), score("resemblyzer", spec, cache_dir)
     assert fast > 0.6 and fast > rz + 0.3
 
