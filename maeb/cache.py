@@ -53,6 +53,7 @@ class EmbeddingCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS gen (key TEXT PRIMARY KEY, text TEXT NOT NULL)")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS tasks (name TEXT PRIMARY KEY, clips INTEGER NOT NULL, updated TEXT NOT NULL)"
         )
@@ -92,6 +93,22 @@ class EmbeddingCache:
             rows.append((key, vec.tobytes()))
         with self._lock:
             self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?)", rows)
+            self._db.commit()
+
+    def get_texts(self, keys: Iterable[str]) -> dict[str, str]:
+        """Cached generations (predictions) by key."""
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, str] = {}
+        with self._lock:
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i : i + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                found.update(self._db.execute(f"SELECT key, text FROM gen WHERE key IN ({marks})", chunk).fetchall())
+        return found
+
+    def put_texts(self, items: Mapping[str, str]) -> None:
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO gen VALUES (?, ?)", list(items.items()))
             self._db.commit()
 
     def record_task(self, name: str, clips: int) -> None:

@@ -90,6 +90,8 @@ def find_model(name: str) -> ModelMeta:
         if len(entries) != 1:
             raise SpecError(f"{name}: holds {len(entries)} model entries; pass one by name")
         return entries[0]
+    if name.lower().startswith("openai:"):
+        return api_model(name.split(":", 1)[1])
     table = models()
     lowered = name.lower()
     for meta in table.values():
@@ -98,6 +100,23 @@ def find_model(name: str) -> ModelMeta:
             return meta
     known = [m.name for m in table.values()] + [a for m in table.values() for a in m.aliases]
     raise UnknownName("model", name, known)
+
+
+def api_model(served: str) -> ModelMeta:
+    """A model behind an OpenAI-compatible endpoint (--model openai:NAME): results are filed under
+    the served name; the endpoint comes from --option base_url=... or MAEB_API_URL."""
+    if not served:
+        raise SpecError("--model openai:NAME needs the served model's name after the colon")
+    return ModelMeta(
+        name=served,
+        family="gen-openai-chat",
+        revision="api",
+        modalities=("audio", "text"),
+        open_weights=None,
+        framework=("API",),
+        notes="served through an OpenAI-compatible chat endpoint",
+        options={"model": served},
+    )
 
 
 # -- tasks ----------------------------------------------------------------------------------

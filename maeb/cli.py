@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -30,7 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tasks", nargs="+", default=[], metavar="T", help="task names or task spec files")
     run.add_argument("--benchmark", help="a registered benchmark (e.g. MAEB)")
     run.add_argument("--output-dir", type=Path, default=Path("results"), help="results root (default: results)")
-    run.add_argument("--cache-dir", type=Path, help="embedding cache (default: $MAEB_CACHE_DIR or ~/.cache/maeb)")
+    run.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="embeddings, predictions, judge replies and unpacked data (default: $MAEB_CACHE_DIR or ~/.cache/maeb)",
+    )
     run.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     run.add_argument("--batch-size", type=int, default=16)
     run.add_argument("--workers", type=int, help="decoding threads (default: up to 4)")
@@ -51,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.add_argument("--dry-run", action="store_true", help="print the plan (tasks, clips, hours, cached) and exit")
+    run.add_argument("--judge-url", help="OpenAI-compatible base URL of the LLM judge (judge-scored tasks)")
+    run.add_argument("--judge-model", help="the judge's model name, recorded in results")
+    run.add_argument("--judge-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's API key")
+    run.add_argument("--judge-concurrency", type=int, default=8)
 
     board = sub.add_parser("leaderboard", help="rank models from result folders or a main_scores.csv")
     board.add_argument("--results", nargs="+", type=Path, required=True, help="results folders (mteb layout) or CSV files")
@@ -95,7 +104,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _judge_endpoint(args):
+    url = args.judge_url or os.environ.get("MAEB_JUDGE_URL")
+    model = args.judge_model or os.environ.get("MAEB_JUDGE_MODEL")
+    if not url:
+        return None
+    if not model:
+        raise MaebError("--judge-url needs --judge-model (the judge's name is recorded in every result)")
+    from .judge import Endpoint
+
+    return Endpoint(url, model, args.judge_key_env)
+
+
 def cmd_run(args) -> int:
+    """Data caches (unpacked shards, dataset tables) follow --cache-dir for this run."""
+    previous = os.environ.get("MAEB_CACHE_DIR")
+    if args.cache_dir:
+        os.environ["MAEB_CACHE_DIR"] = str(args.cache_dir.resolve())
+    try:
+        return _run(args)
+    finally:
+        if previous is None:
+            os.environ.pop("MAEB_CACHE_DIR", None)
+        else:
+            os.environ["MAEB_CACHE_DIR"] = previous
+
+
+def _run(args) -> int:
     from . import catalog
     from .cache import default_cache_dir
     from .runner import RunConfig, run
@@ -123,6 +158,8 @@ def cmd_run(args) -> int:
         show_progress=not args.quiet and sys.stderr.isatty(),
         strict_modalities=False,
         options=dict(args.option),
+        judge=_judge_endpoint(args),
+        judge_concurrency=args.judge_concurrency,
     )
     if args.dry_run:
         return print_plan(meta, specs, cfg)
@@ -133,6 +170,8 @@ def cmd_run(args) -> int:
         parts.append(f"{len(summary.skipped_modality)} skipped (model lacks a side)")
     s = summary.stats
     parts.append(f"{s.clips_embedded} clips embedded, {s.clips_cached} from cache")
+    if s.generated or s.generated_cached:
+        parts.append(f"{s.generated} texts generated, {s.generated_cached} from cache")
     if share is not None:
         parts.append(f"{100 * share:.0f}% of embedding time outside the encoder")
     print(f"{meta.name}: " + "; ".join(parts) + f"; {summary.wall_seconds:.1f} s", file=sys.stderr)

@@ -101,6 +101,68 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio") -> Table:
     return Table({audio_column: refs, **columns}, name=str(folder))
 
 
+def load_metafolder(root: str | Path, meta_file: str, audio_template: str = "{audio}", audio_column: str = "audio") -> Table:
+    """A folder with a JSON list (or JSON lines) of rows and audio files named by a template over
+    each row's fields, e.g. AIR-Bench's "Chat/{task_name}_{dataset_name}/{path}"."""
+    root = Path(root)
+    meta = root / meta_file
+    try:
+        text = meta.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DataError(f"metadata file {meta} cannot be read ({exc.strerror})") from exc
+    try:
+        rows = (
+            json.loads(text)
+            if text.lstrip().startswith("[")
+            else [json.loads(line) for line in text.splitlines() if line.strip()]
+        )
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{meta}: not JSON or JSON lines ({exc})") from exc
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        raise DataError(f"{meta}: expected a list of objects")
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    columns: dict[str, list] = {k: [r.get(k) for r in rows] for k in names}
+    refs = []
+    for number, row in enumerate(rows):
+        try:
+            relative = audio_template.format(**row)
+        except (KeyError, IndexError) as exc:
+            raise DataError(f"{meta}: row {number} lacks field {exc} for audio path template {audio_template!r}") from exc
+        refs.append(AudioRef(relative, path=str(_existing_audio(root / relative))))
+    columns[audio_column] = refs
+    return Table(columns, name=str(meta))
+
+
+AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg")
+
+
+def _existing_audio(path: Path) -> Path:
+    """The named file, or the one beside it with the same stem and another audio suffix: some
+    metadata names files by their original format (AIR-Bench lists Audio_Grounding clips as .wav
+    that ship as .flac). A clip that is in neither form fails later, naming the path."""
+    if path.exists() or path.suffix.lower() not in AUDIO_SUFFIXES:
+        return path
+    for suffix in AUDIO_SUFFIXES:
+        if path.with_suffix(suffix).exists():
+            return path.with_suffix(suffix)
+    return path
+
+
+def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = None) -> Path:
+    """A local copy of a dataset repo's files (for repos that are folders of audio and JSON, not
+    tables); a local folder is returned as it is."""
+    if Path(repo).is_dir():
+        return Path(repo)
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo, revision=revision, repo_type="dataset", allow_patterns=patterns))
+    except Exception as exc:
+        raise DataError(
+            f"cannot fetch {repo}@{revision} ({type(exc).__name__}: {exc}); offline, point data.path at a local copy"
+        ) from exc
+
+
 def _arrow_audio_refs(ds, column: str, label: str) -> list[AudioRef]:
     """AudioRefs that read each row's bytes from the memory-mapped Arrow table on demand."""
     import pyarrow.compute as pc

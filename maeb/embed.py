@@ -6,6 +6,8 @@ soon as it is done. It keeps the timings that tell how busy the encoder was."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -16,7 +18,7 @@ import numpy as np
 from .audio import AudioRef, decoded_batches, plan_batches, probe_frames
 from .cache import EmbeddingCache, text_key
 from .encoders import ModelMeta, has_audio, has_text, length_policy
-from .errors import AudioError, ModelError
+from .errors import AudioError, MaebError, ModelError
 
 
 @dataclass
@@ -25,6 +27,8 @@ class EmbedStats:
     clips_cached: int = 0
     texts_embedded: int = 0
     texts_cached: int = 0
+    generated: int = 0  # texts a generative model wrote (predictions)
+    generated_cached: int = 0
     audio_seconds: float = 0.0
     forward_seconds: float = 0.0
     embed_wall_seconds: float = 0.0
@@ -60,7 +64,8 @@ class Embedder:
         self.on_bad_audio = on_bad_audio
         self.show_progress = show_progress
         self.similarity = meta.similarity
-        self.policy = length_policy(encoder) if has_audio(encoder) else None
+        self.policy = length_policy(encoder) if has_audio(encoder) or callable(getattr(encoder, "generate", None)) else None
+        self.judge = None  # set by the runner for judge-scored task types
         self.stats = EmbedStats()
         self.touched: set[str] = set()  # clip keys the current task used
         self.context = ""  # the task being run, for messages and progress bars
@@ -167,7 +172,75 @@ class Embedder:
             self.stats.texts_embedded += len(chunk)
         return np.stack([found[k] for k in keys]) if keys else np.zeros((0, self.cache.dim or 0), np.float32)
 
+    # -- generation -----------------------------------------------------------------------
+    def generate(self, refs: Sequence[AudioRef], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:
+        """One text per (clip, prompt), cached by clip content, prompt and settings, so an
+        interrupted run resumes and a rerun generates nothing. Returns texts ('' for skipped
+        clips) and the mask of clips that could be used."""
+        if not callable(getattr(self.encoder, "generate", None)):
+            raise ModelError(f"model {self.meta.name!r} does not generate text; {self.context} needs a generative model")
+        setting_blob = json.dumps(settings, sort_keys=True)
+        keys: list[str | None] = []
+        for ref, prompt in zip(refs, prompts):
+            try:
+                keys.append(hashlib.blake2b(f"{ref.key}|{prompt}|{setting_blob}".encode(), digest_size=16).hexdigest())
+            except AudioError as exc:
+                self._bad(ref, exc)
+                keys.append(None)
+        found = self.cache.get_texts(k for k in keys if k)
+        self.stats.generated_cached += len(found)
+        todo = [i for i, k in enumerate(keys) if k and k not in found and refs[i].name not in self.stats.skipped]
+        if todo:
+            started = time.perf_counter()
+            policy = self.policy
+            lengths = [
+                max(policy.min_samples, min(probe_frames(refs[i], policy.sample_rate), policy.max_samples or 1 << 62))
+                for i in todo
+            ]
+            batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
+            bar = _bar(len(todo), f"generate {self.context}".strip(), self.show_progress)
+            try:
+                for batch, clips in decoded_batches([refs[i] for i in todo], batches, policy, self.workers):
+                    good = [(todo[j], clip) for j, clip in zip(batch, clips) if not isinstance(clip, AudioError)]
+                    for j, clip in zip(batch, clips):
+                        if isinstance(clip, AudioError):
+                            self._bad(refs[todo[j]], clip)
+                    if good:
+                        t0 = time.perf_counter()
+                        try:
+                            texts = self.encoder.generate([c for _, c in good], [prompts[i] for i, _ in good], settings)
+                        except MaebError:
+                            raise
+                        except Exception as exc:
+                            names = ", ".join(refs[i].name for i, _ in good[:3])
+                            raise ModelError(
+                                f"model {self.meta.name!r} failed to generate for {names} ({type(exc).__name__}: {exc})"
+                            ) from exc
+                        self.stats.forward_seconds += time.perf_counter() - t0
+                        new = {keys[i]: str(t) for (i, _), t in zip(good, texts)}
+                        self.cache.put_texts(new)
+                        found.update(new)
+                        self.stats.generated += len(new)
+                    bar.update(len(batch))
+            finally:
+                bar.close()
+            self.stats.embed_wall_seconds += time.perf_counter() - started
+        ok = np.array([k is not None and k in found for k in keys], dtype=bool)
+        return [found.get(k, "") if k else "" for k in keys], ok
+
     # -- evaluation progress ---------------------------------------------------------------
+    def progress_iter(self, iterator, total: int, what: str):
+        from tqdm.auto import tqdm
+
+        return tqdm(
+            iterator,
+            total=total,
+            desc=f"{what} {self.context}",
+            disable=not self.show_progress or total < 2,
+            file=sys.stderr,
+            leave=False,
+        )
+
     def progress(self, items: Iterable, what: str):
         from tqdm.auto import tqdm
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .data import Table, hub_configs, load_audiofolder, load_hub_split
+from .data import Table, hub_configs, hub_snapshot, load_audiofolder, load_hub_split, load_metafolder
 from .derive import derive
 from .errors import DataError
 from .spec import TaskSpec
@@ -98,6 +98,23 @@ def _hub_table(spec: TaskSpec, subset: str, split: str, loaded: dict[str, Table]
     return table.where([str(v) == subset for v in table[d.subset_column]])
 
 
+def _webdataset_split(d, split: str, where: str) -> Table:
+    from pathlib import Path
+
+    from .webdataset import load_webdataset, snapshot_patterns
+
+    repo_split = d.split_names.get(split, split)
+    location = d.location()
+    root = location if Path(location).is_dir() else hub_snapshot(location, d.revision, snapshot_patterns(repo_split))
+    return load_webdataset(root, repo_split, where)
+
+
+def snapshot_patterns(d) -> list[str]:
+    """Only the metadata file and the folder the audio template points into, not the whole repo."""
+    prefix = d.audio_template.split("{", 1)[0]
+    return [d.meta_file, f"{prefix}*" if prefix else "*"]
+
+
 def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
     kind = get_type(spec.type)
     wanted = kind.splits(spec)
@@ -106,10 +123,19 @@ def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
     loaded: dict[str, Table] = {}  # one read per split when subsets are rows of one config
     for subset in d.subsets:
         where = f"task {spec.name}" + (f" subset {subset}" if subset != "default" else "")
-        if d.source == "audiofolder":
+        if d.source == "webdataset":
             if subset != "default":
-                raise DataError(f"{where}: audio folders hold one subset; list one spec per subset")
-            tables = split_rows(load_audiofolder(d.location(), d.audio_column), d.split_by, wanted, where)
+                raise DataError(f"{where}: webdataset sources hold one subset; list one spec per subset")
+            tables = {split: _webdataset_split(d, split, where) for split in wanted}
+        elif d.source in ("audiofolder", "metafolder", "hub-files"):
+            if subset != "default":
+                raise DataError(f"{where}: {d.source} sources hold one subset; list one spec per subset")
+            if d.source == "audiofolder":
+                table = load_audiofolder(d.location(), d.audio_column)
+            else:
+                root = d.location() if d.source == "metafolder" else hub_snapshot(d.location(), d.revision, snapshot_patterns(d))
+                table = load_metafolder(root, d.meta_file, d.audio_template, d.audio_column)
+            tables = split_rows(table, d.split_by, wanted, where)
         elif d.layout == "retrieval":
             out[subset] = {split: load_hub_retrieval(spec, subset, split) for split in wanted}
             continue

@@ -148,3 +148,41 @@ def write_hub_repo(folder: Path, configs: dict[str, dict[str, dict[str, list]]],
     lines.append("---")
     (folder / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return folder
+
+
+def pitch_word(clip: np.ndarray, rate: int = 16000) -> str:
+    """'low' (< 440 Hz), 'mid' (< 1760 Hz) or 'high': the dominant frequency of a clip, in words."""
+    power = np.abs(np.fft.rfft(clip)) ** 2
+    peak = float(np.fft.rfftfreq(len(clip), 1.0 / rate)[int(np.argmax(power))]) if len(clip) else 0.0
+    return "low" if peak < 440 else "mid" if peak < 1760 else "high"
+
+
+class ToneDescriber:
+    """A toy generative model for tests: it hears a tone's pitch and answers every prompt with it.
+    Asked to pick among lettered options, it names the option that mentions the pitch (or says it
+    cannot tell, which a scorer must count as unparsed); otherwise it says "a {pitch} tone"."""
+
+    sample_rate = 16000
+    max_seconds = 30.0
+    min_samples = 0
+    batching = "padded"
+
+    def __init__(self, meta=None, device="cpu", **options):
+        self.options = options
+        self.calls = 0
+
+    def config(self):
+        return {"kind": "tone-describer", **self.options}
+
+    def generate(self, clips, prompts, settings):
+        self.calls += 1
+        out = []
+        for clip, prompt in zip(clips, prompts):
+            word = pitch_word(clip, self.sample_rate)
+            options = dict(re.findall(r"^([A-D])\. (.*)$", prompt, re.M))
+            if options:
+                match = [letter for letter, text in options.items() if word in text.lower()]
+                out.append(f"{match[0]}." if match else "I cannot tell.")
+            else:
+                out.append(f"a {word} tone")
+        return out

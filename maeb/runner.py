@@ -12,7 +12,7 @@ from pathlib import Path
 from . import tasktypes
 from .cache import EmbeddingCache, default_cache_dir
 from .embed import Embedder, EmbedStats
-from .encoders import ModelMeta, has_audio, has_text, identity, length_policy, load_encoder
+from .encoders import ModelMeta, has_audio, has_generate, has_text, identity, load_encoder
 from .errors import MaebError, ModelError, SpecError
 from .loader import load_task
 from .results import result_path, task_result, write_json_atomic, write_model_meta
@@ -31,6 +31,8 @@ class RunConfig:
     show_progress: bool = True
     strict_modalities: bool = True  # False for benchmarks: skip tasks the model has no side for
     options: dict = field(default_factory=dict)
+    judge: object | None = None  # a maeb.judge.Endpoint for judge-scored task types
+    judge_concurrency: int = 8
 
 
 @dataclass
@@ -53,6 +55,8 @@ def _log(message: str) -> None:
 def _missing_side(needs: set[str], encoder) -> str | None:
     if "audio" in needs and not has_audio(encoder):
         return "audio"
+    if "generate" in needs and not has_generate(encoder):
+        return "text-generation"
     if "text" in needs and not has_text(encoder):
         return "text"
     return None
@@ -103,10 +107,17 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
     ident = identity(meta, encoder)
     cache = EmbeddingCache(cfg.cache_dir, ident)
     emb = Embedder(meta, encoder, cache, cfg.batch_size, cfg.workers, cfg.on_bad_audio, cfg.show_progress)
+    if cfg.judge is not None:
+        from .judge import Judge
+
+        emb.judge = Judge(cfg.judge, cfg.cache_dir, cfg.judge_concurrency)
     write_model_meta(root, meta)
     try:
         for spec, path in pending:
-            side = _missing_side(tasktypes.get(spec.type).needs(spec), encoder)
+            needs = tasktypes.get(spec.type).needs(spec)
+            if "judge" in needs and emb.judge is None:
+                raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
+            side = _missing_side(needs, encoder)
             if side:
                 message = f"{spec.name}: model {meta.name!r} has no {side} encoder; this task needs one"
                 if cfg.strict_modalities:
@@ -133,7 +144,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 "model_revision": meta.revision,
                 "family": meta.family,
                 "encoder_config": ident["config"],
-                "length_policy": length_policy(encoder).describe() if has_audio(encoder) else None,
+                "length_policy": emb.policy.describe() if emb.policy else None,
                 "task_type": spec.type,
                 "protocol": spec.protocol,
                 "transforms": spec.transforms,
@@ -142,6 +153,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 "embedding": emb.stats.as_dict(),
                 "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
             }
+            _write_side_files(path, scores)
             write_json_atomic(path, task_result(spec, scores, seconds, info))
             cache.record_task(spec.name, len(emb.touched))
             _accumulate(summary.stats, emb.stats)
@@ -154,6 +166,21 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
         cache.close()
     summary.wall_seconds = time.perf_counter() - started
     return summary
+
+
+def _write_side_files(result_path: Path, scores: dict) -> None:
+    """Files a task type returns under "_files" (predictions in the benchmark's own format) go
+    beside the result, in {Task}_predictions/ (a subfolder per subset when there are several)."""
+    from .results import write_text_atomic
+
+    for split, entries in scores.items():
+        for entry in entries:
+            files = entry.pop("_files", None) or {}
+            folder = result_path.parent / f"{result_path.stem}_predictions"
+            if len(entries) > 1:
+                folder = folder / entry["hf_subset"]
+            for name, text in files.items():
+                write_text_atomic(folder / (name if len(scores) == 1 else f"{split}_{name}"), text)
 
 
 def _shown_path(path: str) -> str:

@@ -26,8 +26,14 @@ TYPES = {
     "retrieval": "Any2AnyRetrieval",
     "reranking": "AudioReranking",
 }
-GENERATIVE_TYPES: dict[str, str] = {}  # filled by the generative task types (captioning, QA, generation)
-_FROM_MTEB = {v: k for k, v in TYPES.items()}
+GENERATIVE_TYPES = {  # maeb's own names; results record them as the task type
+    "captioning": "AudioCaptioning",
+    "qa": "AudioQuestionAnswering",
+    "judged_qa": "AudioJudgedQuestionAnswering",
+    "multiple_choice": "AudioMultipleChoice",
+    "mmac": "AudioCaptionJudging",
+}
+_FROM_MTEB = {v: k for k, v in {**TYPES, **GENERATIVE_TYPES}.items()}
 
 TOP_FIELDS = {
     "name",
@@ -71,7 +77,10 @@ DATA_FIELDS = {
     "config",
     "subset_column",
     "split_names",
+    "meta_file",
+    "audio_template",
 }
+SOURCES = ("hub", "audiofolder", "metafolder", "hub-files", "webdataset")
 DOMAINS = {"speech", "music", "environmental", "bioacoustics"}
 CATEGORIES = {"a2a", "a2c", "a2t", "t2a", "t2t"}
 
@@ -94,6 +103,8 @@ class DataSpec:
     config: str | None = None  # hub config to read when it is not the subset's name
     subset_column: str | None = None  # subsets are this column's values, rows of one config
     split_names: dict[str, str] = field(default_factory=dict)  # task split -> split in the repo
+    meta_file: str | None = None  # metafolder / hub-files: the JSON list of rows
+    audio_template: str = "{audio}"  # metafolder / hub-files: audio path from a row's fields
 
     @property
     def audio_column(self) -> str:
@@ -101,7 +112,8 @@ class DataSpec:
 
     def location(self) -> str:
         """The folder or hub id to read, with environment variables expanded now."""
-        return _expand(self.path, Path(self.base), local=self.source == "audiofolder") if "$" in self.path else self.path
+        local = self.source in ("audiofolder", "metafolder")
+        return _expand(self.path, Path(self.base), local=local) if "$" in self.path else self.path
 
 
 @dataclass
@@ -173,15 +185,17 @@ def parse_spec(raw: dict, where: str, base: Path | None = None) -> TaskSpec:
         check_keys(f"{where}: type", {kind: None}, known_types)
     data_raw = dict(raw["data"])
     check_keys(f"{where}: [data]", data_raw, DATA_FIELDS)
-    if "source" not in data_raw or data_raw["source"] not in ("hub", "audiofolder"):
-        raise SpecError(f"{where}: data.source must be 'hub' or 'audiofolder', got {data_raw.get('source')!r}")
+    if "source" not in data_raw or data_raw["source"] not in SOURCES:
+        raise SpecError(f"{where}: data.source must be one of {', '.join(SOURCES)}, got {data_raw.get('source')!r}")
+    if data_raw["source"] in ("metafolder", "hub-files") and not data_raw.get("meta_file"):
+        raise SpecError(f"{where}: data.source {data_raw['source']!r} needs data.meta_file")
     if "path" not in data_raw:
         raise SpecError(f"{where}: data.path is required (hub repo id or folder)")
     if "audio_column" in data_raw:
         data_raw["audio_columns"] = [data_raw.pop("audio_column")]
     base = base or Path.cwd()
     if "$" not in str(data_raw["path"]):
-        data_raw["path"] = _expand(str(data_raw["path"]), base, local=data_raw["source"] == "audiofolder")
+        data_raw["path"] = _expand(str(data_raw["path"]), base, local=data_raw["source"] in ("audiofolder", "metafolder"))
     # else the environment decides the path when the data is read (see DataSpec.location)
     data_raw["base"] = str(base)
     for key in ("subsets", "eval_splits", "audio_columns"):

@@ -11,6 +11,7 @@ from maeb.embed import Embedder
 from maeb.encoders import ModelMeta, identity
 from maeb.mock import SpectralEncoder, write_tone_folder
 
+
 def _shared() -> Path:
     """The workplace's shared folder: $MAEB_SHARED_DIR, else ../shared beside the checkout, else the
     workplace's usual place (CI may clone elsewhere)."""

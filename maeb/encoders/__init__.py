@@ -49,8 +49,12 @@ FAMILIES = {
     "sentence-transformers": "maeb.encoders.offline:SentenceEncoder",
     "transcript": "maeb.encoders.offline:TranscriptEncoder",
     "mfcc": "maeb.encoders.baseline:MFCCStats",
+    "gen-qwen2-audio": "maeb.encoders.generators:Qwen2AudioGenerator",
+    "gen-openai-chat": "maeb.encoders.generators:OpenAIChatGenerator",
+    "gen-transcriber": "maeb.encoders.generators:TranscriberGenerator",
     "mock-spectral": "maeb.mock:SpectralEncoder",
     "mock-identity": "maeb.mock:IdentityEncoder",
+    "mock-tone-describer": "maeb.mock:ToneDescriber",
 }
 
 SIMILARITIES = ("cosine", "dot", "euclidean")
@@ -160,6 +164,10 @@ def has_text(encoder) -> bool:
 
 def has_audio(encoder) -> bool:
     return callable(getattr(encoder, "embed_audio", None))
+
+
+def has_generate(encoder) -> bool:
+    return callable(getattr(encoder, "generate", None))
 
 
 def identity(meta: ModelMeta, encoder) -> dict:

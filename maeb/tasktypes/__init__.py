@@ -23,6 +23,11 @@ MODULES = {
     "pair_classification": "maeb.tasktypes.pair",
     "retrieval": "maeb.tasktypes.retrieval",
     "reranking": "maeb.tasktypes.reranking",
+    "captioning": "maeb.tasktypes.captioning",
+    "qa": "maeb.tasktypes.qa",
+    "judged_qa": "maeb.tasktypes.judged_qa",
+    "multiple_choice": "maeb.tasktypes.multiple_choice",
+    "mmac": "maeb.tasktypes.mmac",
 }
 
 

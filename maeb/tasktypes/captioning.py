@@ -1,0 +1,120 @@
+"""Captioning with several references per clip, scored as MECAT-Caption scores it.
+
+The model captions each clip once per subtask (long, short, speech, music, sound, environment),
+each with its own prompt (or with one prompt for all, for models that follow no instructions).
+Speech, music and sound are scored separately on pure clips (one source) and mixed clips; the
+groups follow MECAT's subsets. Per metric (BLEU, FENSE, DATE):
+score_caption = 0.4 (0.8 long + 0.2 short) + 0.4 (0.6 S_speech + 0.3 S_music + 0.1 S_sound)
++ 0.2 environment, each S the mean of its pure and mixed groups."""
+
+from __future__ import annotations
+
+from ..errors import DataError
+from ..textmetrics import DATE_DELTA
+from .generative import (
+    MECAT_MIXED,
+    MECAT_SUBSETS,
+    csv_file,
+    generation_settings,
+    mecat_reference_dir,
+    read_mecat_references,
+    sentence_metrics,
+    text_metrics,
+)
+
+NAME = "captioning"
+MAIN_SCORE = "date_score_caption"
+PROMPTS = {  # MECAT's per-subtask instructions
+    "long": "Listen to this audio and describe it in 1-2 sentences:",
+    "short": "Listen to the audio and provide a caption for this audio within 15 words:",
+    "speech": "Listen to the audio and provide a caption describing the speech content in this audio:",
+    "music": "Listen to the audio and provide a caption for the music content in this audio:",
+    "sound": "Listen to the audio and provide a general sound excluding speech and music:",
+    "environment": "Listen to the audio and provide a caption for quality or acoustic environment for this audio:",
+}
+GROUPS = {  # MECAT's evaluation groups: subtask and subsets
+    "content_long": ("long", MECAT_SUBSETS),
+    "content_short": ("short", MECAT_SUBSETS),
+    "pure_speech": ("speech", ["S00"]),
+    "mixed_speech": ("speech", MECAT_MIXED),
+    "pure_music": ("music", ["0M0"]),
+    "mixed_music": ("music", MECAT_MIXED),
+    "pure_sound": ("sound", ["00A"]),
+    "mixed_sound": ("sound", MECAT_MIXED),
+    "environment": ("environment", MECAT_SUBSETS),
+}
+PARAMS = {
+    "prompts": PROMPTS,
+    "single_prompt": None,  # one prompt for every subtask (models that follow no instructions)
+    "generation": {},
+    "metrics": ["fense", "date"],
+    "sentence_model": "paraphrase-TinyBERT-L6-v2",
+    "error_checker": "echecker_clotho_audiocaps_base",
+    "references": "mecat",
+    "key_column": "__key__",
+}
+
+
+def splits(spec) -> list[str]:
+    return list(spec.data.eval_splits)
+
+
+def needs(spec) -> set[str]:
+    return {"generate"}
+
+
+def score_caption(groups: dict[str, float]) -> float:
+    def s(name):
+        return (groups[f"pure_{name}"] + groups[f"mixed_{name}"]) / 2
+
+    return (
+        0.4 * (0.8 * groups["content_long"] + 0.2 * groups["content_short"])
+        + 0.4 * (0.6 * s("speech") + 0.3 * s("music") + 0.1 * s("sound"))
+        + 0.2 * groups["environment"]
+    )
+
+
+def evaluate(data, split, emb, spec, state) -> dict:
+    p = spec.protocol
+    table = data[split]
+    audio, key_col = spec.data.audio_column, p["key_column"]
+    table.require([audio, key_col])
+    refs = read_mecat_references(str(mecat_reference_dir(p["references"], "caption")))
+    rows = [i for i, k in enumerate(table[key_col]) if str(k) in refs]
+    if not rows:
+        raise DataError(f"{spec.name}: none of the {len(table)} clips has a MECAT reference (keys like {table[key_col][0]!r})")
+    keys = [str(table[key_col][i]) for i in rows]
+    clips = [table[audio][i] for i in rows]
+    settings = generation_settings(p)
+    subtasks = sorted({sub for sub, _ in GROUPS.values()}, key=list(PROMPTS).index)
+    predictions: dict[str, dict[str, str]] = {}
+    for sub in subtasks:
+        prompt = p["single_prompt"] or p["prompts"][sub]
+        texts, ok = emb.generate(clips, [prompt] * len(clips), settings)
+        predictions[sub] = {k: t for k, t, good in zip(keys, texts, ok) if good}
+        if p["single_prompt"]:
+            predictions = {s: predictions[sub] for s in subtasks}
+            break
+    scorer = sentence_metrics(p["sentence_model"], p["error_checker"]) if {"fense", "date"} & set(p["metrics"]) else None
+    out: dict = {"n_clips": len(keys), "clips_without_reference": len(table) - len(rows)}
+    per_metric: dict[str, dict[str, float]] = {}
+    for group, (sub, subsets) in emb.progress(list(GROUPS.items()), "MECAT groups"):
+        members = [k for k in keys if refs[k]["_subset"] in subsets and k in predictions[sub]]
+        values = text_metrics(
+            [predictions[sub][k] for k in members],
+            [list(refs[k][sub]) if isinstance(refs[k][sub], list) else [refs[k][sub]] for k in members],
+            members,
+            p["metrics"],
+            scorer,
+            DATE_DELTA[sub],
+        )
+        out[f"n_{group}"] = len(members)
+        for metric, value in values.items():
+            out[f"{metric.lower()}_{group}"] = value
+            per_metric.setdefault(metric.lower(), {})[group] = value
+    for metric, groups in per_metric.items():
+        out[f"{metric}_score_caption"] = score_caption(groups)
+    out["generation"] = settings
+    out["prompts"] = {s: (p["single_prompt"] or p["prompts"][s]) for s in subtasks}
+    out["_files"] = {f"{sub}_caption.csv": csv_file(sorted(predictions[sub].items())) for sub in subtasks}
+    return out

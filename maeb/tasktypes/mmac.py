@@ -1,0 +1,137 @@
+"""Dimension-targeted caption judging (MMAC). The model captions each clip from one open prompt;
+for each of the clip's target dimensions (e.g. speaker gender = female) an LLM judge decides whether
+the caption mentions the dimension and, if so, how well it agrees with the label (binary or graded,
+normalised to 0-1). Per dimension: Coverage = mentioned / valid, Precision = mean score over the
+mentioned, Accuracy = mean score over all valid with omissions scored 0. Dimensions are averaged
+within each of the categories, then categories equally. Replies that do not parse are counted
+(unparsed_replies) and their items left out.
+
+Local folder format (MMAC's data is not public yet): annotations.jsonl, one clip per line:
+  {"id": "clip-1", "audio": "audio/clip-1.wav", "targets": [
+     {"dimension": "speaker gender", "category": "persona", "label": "female", "scale": "binary"}, ...]}"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..errors import MaebError
+from .generative import csv_file, generation_settings
+
+NAME = "mmac"
+MAIN_SCORE = "accuracy"
+JUDGE_PROMPT = (
+    "You are evaluating an audio caption against one annotated property of the audio.\n"
+    "[Caption]\n{caption}\n[Property]\n{dimension}\n[Annotated value]\n{label}\n"
+    "First decide whether the caption says anything about this property at all. If it does, rate how well "
+    "what it says agrees with the annotated value: {scale_rule}\n"
+    'Reply with one JSON object and nothing else: {{"mentioned": true or false, "score": number}} '
+    "(use score 0 when the property is not mentioned)."
+)
+SCALE_RULES = {"binary": "1 if it agrees, 0 if it does not.", "graded": "a number from 0 (contradicts) to 1 (fully agrees)."}
+PARAMS = {
+    "prompt": "Describe this audio in detail.",
+    "generation": {"max_new_tokens": 512},
+    "judge_prompt": JUDGE_PROMPT,
+    "prompt_version": "maeb-mmac-v1",
+    "targets_column": "targets",
+    "key_column": "id",
+}
+
+
+def splits(spec) -> list[str]:
+    return list(spec.data.eval_splits)
+
+
+def needs(spec) -> set[str]:
+    return {"generate", "judge"}
+
+
+def parse_judgement(reply: str, scale: str) -> tuple[bool, float] | None:
+    """(mentioned, score in [0, 1]) from the judge's JSON, or None if it cannot be read."""
+    match = re.search(r"\{.*\}", reply, re.S)
+    if not match:
+        return None
+    try:
+        obj = json.loads(match.group(0))
+        mentioned = obj["mentioned"]
+        score = float(obj.get("score", 0.0))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    if isinstance(mentioned, str):
+        mentioned = mentioned.strip().lower() in ("true", "yes", "1")
+    if not isinstance(mentioned, bool) or not 0.0 <= score <= 1.0:
+        return None
+    if scale == "binary" and score not in (0.0, 1.0):
+        score = 1.0 if score >= 0.5 else 0.0
+    return mentioned, (score if mentioned else 0.0)
+
+
+def aggregate(records: list[tuple[str, str, bool, float]]) -> dict:
+    """records: (category, dimension, mentioned, score)."""
+    dims: dict[tuple[str, str], list[tuple[bool, float]]] = {}
+    for category, dimension, mentioned, score in records:
+        dims.setdefault((category, dimension), []).append((mentioned, score))
+    out: dict = {}
+    per_category: dict[str, dict[str, list[float]]] = {}
+    for (category, dimension), items in sorted(dims.items()):
+        mentioned = [s for m, s in items if m]
+        values = {
+            "coverage": len(mentioned) / len(items),
+            "precision": sum(mentioned) / len(mentioned) if mentioned else 0.0,
+            "accuracy": sum(s for _, s in items) / len(items),
+        }
+        for metric, value in values.items():
+            out[f"{metric}_{dimension}"] = value
+            per_category.setdefault(category, {}).setdefault(metric, []).append(value)
+    for metric in ("coverage", "precision", "accuracy"):
+        category_means = {c: sum(m[metric]) / len(m[metric]) for c, m in per_category.items()}
+        for category, value in category_means.items():
+            out[f"{metric}_{category}"] = value
+        out[metric] = sum(category_means.values()) / len(category_means) if category_means else float("nan")
+    return out
+
+
+def evaluate(data, split, emb, spec, state) -> dict:
+    p = spec.protocol
+    if emb.judge is None:
+        raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
+    table = data[split]
+    audio = spec.data.audio_column
+    table.require([audio, p["targets_column"]])
+    captions, ok = emb.generate(table[audio], [p["prompt"]] * len(table), generation_settings(p))
+    prompts, owners = [], []
+    for i in range(len(table)):
+        if not ok[i]:
+            continue
+        for target in table[p["targets_column"]][i]:
+            scale = target.get("scale", "binary")
+            prompts.append(
+                p["judge_prompt"].format(
+                    caption=captions[i],
+                    dimension=target["dimension"],
+                    label=target["label"],
+                    scale_rule=SCALE_RULES.get(scale, SCALE_RULES["binary"]),
+                )
+            )
+            owners.append((target["category"], target["dimension"], scale))
+    replies = emb.judge.ask(prompts, progress=lambda it, n: emb.progress_iter(it, n, "judge"))
+    records, unparsed = [], 0
+    for (category, dimension, scale), reply in zip(owners, replies):
+        parsed = parse_judgement(reply, scale)
+        if parsed is None:
+            unparsed += 1
+            continue
+        records.append((category, dimension, *parsed))
+    out = aggregate(records)
+    out.update(
+        {
+            "n_clips": int(ok.sum()),
+            "judgements": len(replies),
+            "unparsed_replies": unparsed,
+            "judge": emb.judge.describe(p["prompt_version"]),
+        }
+    )
+    keys = table[p["key_column"]] if p["key_column"] in table else [str(i) for i in range(len(table))]
+    out["_files"] = {"captions.csv": csv_file([(str(keys[i]), captions[i]) for i in range(len(table)) if ok[i]])}
+    return out

@@ -1,0 +1,114 @@
+"""Open-ended audio question answering scored against reference answers, as MECAT-QA scores it.
+
+The question is the prompt; answers are scored with BLEU, FENSE and DATE within each of MECAT's
+six categories (direct perception, sound characteristics, quality assessment, environment
+reasoning, inference and judgement, application context); score_qa is their mean. MECAT scores QA
+groups with the DATE band of its "long" captions.
+
+References come from MECAT's files (matched by key), or from the task's own columns when
+answer_column is set (any local data: question from question_column or one fixed question,
+categories from category_column or one category "all")."""
+
+from __future__ import annotations
+
+from ..errors import DataError
+from ..textmetrics import DATE_DELTA
+from .generative import csv_file, generation_settings, mecat_reference_dir, read_mecat_references, sentence_metrics, text_metrics
+
+NAME = "qa"
+MAIN_SCORE = "date_score_qa"
+CATEGORIES = [
+    "direct_perception",
+    "sound_characteristics",
+    "quality_assessment",
+    "environment_reasoning",
+    "inference_judgement",
+    "application_context",
+]
+PARAMS = {
+    "prompt_template": "{question}",
+    "generation": {},
+    "metrics": ["fense", "date"],
+    "sentence_model": "paraphrase-TinyBERT-L6-v2",
+    "error_checker": "echecker_clotho_audiocaps_base",
+    "references": "mecat",
+    "key_column": "__key__",
+    "question_column": None,  # None: the question comes with the reference
+    "question": None,  # one question for every clip, when the data has none
+    "answer_column": None,  # set: references from this column instead of MECAT's files
+    "category_column": None,
+    "categories": CATEGORIES,
+}
+
+
+def splits(spec) -> list[str]:
+    return list(spec.data.eval_splits)
+
+
+def needs(spec) -> set[str]:
+    return {"generate"}
+
+
+def _items(table, p, spec) -> tuple[list[int], list[str], dict[str, dict]]:
+    """Rows to ask, their keys, and per key the reference record (question, answer, category)."""
+    key_col = p["key_column"]
+    if p["answer_column"]:
+        table.require([p["answer_column"]] + [c for c in (p["question_column"], p["category_column"]) if c])
+        keys = [str(k) for k in table[key_col]] if key_col in table else [ref.name for ref in table[spec.data.audio_column]]
+        refs = {}
+        for i, key in enumerate(keys):
+            question = (
+                p["question"] if p["question"] else _question(table[p["question_column"]][i]) if p["question_column"] else None
+            )
+            if question is None:
+                raise DataError(f"{spec.name}: set protocol.question or protocol.question_column")
+            category = str(table[p["category_column"]][i]) if p["category_column"] else "all"
+            refs[key] = {"question": question, "answer": table[p["answer_column"]][i], "category": category}
+        return list(range(len(table))), keys, refs
+    table.require([key_col])
+    refs = read_mecat_references(str(mecat_reference_dir(p["references"], "qa")))
+    rows = [i for i, k in enumerate(table[key_col]) if str(k) in refs]
+    if not rows:
+        raise DataError(f"{spec.name}: none of the {len(table)} clips has a MECAT-QA reference (keys like {table[key_col][0]!r})")
+    return rows, [str(table[key_col][i]) for i in rows], refs
+
+
+def _question(value) -> str:
+    return value.get("question", "") if isinstance(value, dict) else str(value)
+
+
+def evaluate(data, split, emb, spec, state) -> dict:
+    p = spec.protocol
+    table = data[split]
+    audio = spec.data.audio_column
+    table.require([audio])
+    rows, keys, refs = _items(table, p, spec)
+
+    def question(i: int, key: str) -> str:
+        if p["question_column"] and not p["answer_column"]:
+            return _question(table[p["question_column"]][i])
+        return refs[key]["question"]
+
+    prompts = [p["prompt_template"].format(question=question(i, k)) for i, k in zip(rows, keys)]
+    settings = generation_settings(p)
+    texts, ok = emb.generate([table[audio][i] for i in rows], prompts, settings)
+    answers = {k: t for k, t, good in zip(keys, texts, ok) if good}
+    scorer = sentence_metrics(p["sentence_model"], p["error_checker"]) if {"fense", "date"} & set(p["metrics"]) else None
+    categories = p["categories"] if not p["answer_column"] else sorted({refs[k]["category"] for k in keys})
+    out: dict = {"n_questions": len(keys), "questions_without_reference": len(table) - len(rows)}
+    per_metric: dict[str, list[float]] = {}
+    for category in emb.progress(categories, "QA categories"):
+        members = [k for k in keys if refs[k].get("category") == category and k in answers]
+        answer_refs = [
+            [refs[k]["answer"]] if isinstance(refs[k]["answer"], str) else [str(a) for a in refs[k]["answer"]] for k in members
+        ]
+        values = text_metrics([answers[k] for k in members], answer_refs, members, p["metrics"], scorer, DATE_DELTA["long"])
+        out[f"n_{category}"] = len(members)
+        for metric, value in values.items():
+            out[f"{metric.lower()}_{category}"] = value
+            per_metric.setdefault(metric.lower(), []).append(value)
+    for metric, values in per_metric.items():
+        out[f"{metric}_score_qa"] = sum(values) / len(values)
+    out["generation"] = settings
+    out["_files"] = {"qa_predictions.csv": csv_file(sorted(answers.items()))}
+    return out
