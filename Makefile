@@ -30,7 +30,7 @@ lite: install debian
 
 test: install-dev debian
 	$(PY) -m ruff check maeb tests scripts
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=12
 
 lint:
 	$(PY) -m ruff check maeb tests scripts
