@@ -146,6 +146,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 "encoder_config": ident["config"],
                 "length_policy": emb.policy.describe() if emb.policy else None,
                 "task_type": spec.type,
+                "main_score_scale": getattr(tasktypes.get(spec.type), "SCORE_SCALE", 1.0),
                 "protocol": spec.protocol,
                 "transforms": spec.transforms,
                 "derive": spec.derive,

@@ -72,6 +72,8 @@ def read_result_file(path: Path, main_scores: dict[str, str], problems: list[str
         return []
     task = data.get("task_name") or path.stem
     model, revision = _model_name(path.parent), path.parent.name
+    extra = data.get("maeb") if isinstance(data.get("maeb"), dict) else {}
+    scale = float(extra.get("main_score_scale") or 1.0)  # judge scores (1-10) enter tables as score / 10
     out = []
     for split, entries in data["scores"].items():
         if not isinstance(entries, list):
@@ -82,6 +84,7 @@ def read_result_file(path: Path, main_scores: dict[str, str], problems: list[str
                 problems.append(f"{path}: an entry of split {split!r} is not an object")
                 continue
             value = main_metric(task, entry, main_scores.get(task))
+            value = value / scale if value is not None else None
             if value is None:
                 problems.append(f"{path}: split {split!r} subset {entry.get('hf_subset')!r} has no main score")
                 continue

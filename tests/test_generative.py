@@ -297,6 +297,10 @@ eval_splits = ["test"]
         swapped = [user_text(r) for r in server.requests if "clip 1?" in user_text(r)]  # reference mid, model high
         assert sorted(t.index("a mid tone") < t.index("a high tone") for t in swapped) == [False, True]
         assert "sk-do-not-record" not in (folder / "ChatFixture.json").read_text()
+        assert scores["maeb"]["main_score_scale"] == 10.0 and entry["generation"]["temperature"] == 0.0
+        board = tmp_path / "board.json"
+        assert main(["leaderboard", "--results", str(tmp_path / "res"), "--format", "json", "--out", str(board)]) == 0
+        assert "0.6625" in board.read_text()  # judge scores enter the leaderboard as score / 10
         predictions = list(csv.reader(open(folder / "ChatFixture_predictions" / "predictions.csv")))
         assert predictions[0] == ["100", "a low tone"] and len(predictions) == 6
         assert run_cli(tmp_path, model, spec, *judge, "--overwrite") == 0

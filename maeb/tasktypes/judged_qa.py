@@ -17,6 +17,7 @@ from .generative import csv_file, generation_settings
 
 NAME = "judged_qa"
 MAIN_SCORE = "judge_score"
+SCORE_SCALE = 10.0  # judge scores run 1-10; leaderboards divide by this to put them beside 0-1 scores
 # AIR-Bench's judge prompt as its scoring script sends it (scores are only comparable with it).
 JUDGE_PROMPT = (
     "You are a helpful and precise assistant for checking the quality of the answer.\n"
@@ -124,6 +125,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
     wins = [w for b in per_category.values() for w in b["wins"]]
     out["win_rate"] = sum(wins) / len(wins) if wins else float("nan")
     out["judge"] = emb.judge.describe(p["prompt_version"])
+    out["generation"] = generation_settings(p)
     out["_files"] = {
         "predictions.csv": csv_file(
             [(str(table[p["key_column"]][i]) if p["key_column"] in table else str(i), texts[i]) for i in rows]

@@ -130,6 +130,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
             "judgements": len(replies),
             "unparsed_replies": unparsed,
             "judge": emb.judge.describe(p["prompt_version"]),
+            "generation": generation_settings(p),
         }
     )
     keys = table[p["key_column"]] if p["key_column"] in table else [str(i) for i in range(len(table))]
