@@ -203,6 +203,19 @@ def _accumulate(total: EmbedStats, part: EmbedStats) -> None:
             setattr(total, key, getattr(total, key) + value)
 
 
+def _plan_sides(meta: ModelMeta, cfg: RunConfig) -> set[str]:
+    """What a model offers, known without loading it: its modalities, text generation when its
+    family's class generates, and a judge when one is configured."""
+    from .encoders import resolve_factory
+
+    sides = set(meta.modalities)
+    if callable(getattr(resolve_factory(meta.family), "generate", None)):
+        sides.add("generate")
+    if cfg.judge is not None:
+        sides.add("judge")
+    return sides
+
+
 def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
     """What a run would do, from the specs' statistics and the cache's task records alone:
     no model is loaded and nothing is downloaded."""
@@ -224,7 +237,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                 )
                 h, n = (h * drawn / n if n else 0.0), drawn
             clips, hours = clips + n, hours + h
-        missing = sorted(side for side in needs if side not in meta.modalities)
+        missing = sorted(side for side in needs if side not in _plan_sides(meta, cfg))
         rows.append(
             {
                 "task": spec.name,

@@ -710,3 +710,17 @@ def test_offline_transcriber_answers_digit_questions(tmp_path):
     assert len(rows) == 60 and all(r[1].startswith("Someone says:") for r in rows)
     heard = sum(1 for key, answer in rows if re.search(rf"\b{key.split('/')[-1][0]}\b", answer))
     assert heard >= 40  # whisper tiny.en hears most digits (as numerals)
+
+
+def test_dry_run_knows_generators_and_judges(tmp_path):
+    from maeb.catalog import benchmark_specs, find_benchmark, find_model
+    from maeb.runner import RunConfig, plan
+
+    specs = [s for b in ("MECAT-Caption", "AIR-Bench-Chat") for s in benchmark_specs(find_benchmark(b))]
+    cfg = RunConfig(output_dir=tmp_path, cache_dir=tmp_path)
+    rows = {r["task"]: r for r in plan(find_model("qwen2-audio-7b-instruct"), specs, cfg)}
+    assert rows["MECAT-Caption"]["skip"] == "" and rows["MECAT-Caption"]["clips"] == 20052
+    assert rows["AIR-Bench-Chat"]["skip"] == "no judge side"
+    cfg.judge = Endpoint("http://127.0.0.1:9/v1", "j")
+    assert all(r["skip"] == "" for r in plan(find_model("qwen2-audio-7b-instruct"), specs, cfg))
+    assert {r["skip"] for r in plan(find_model("whisper-tiny.en"), specs, cfg)} == {"no generate side"}
