@@ -342,10 +342,11 @@ def word_tokenizer(words, special, **extra):
 WORDS = "a an the dog cat rain sound of this is person feeling tone at hz summarize above audio text in one word :".split()
 
 
-def test_qwen2_audio_last_token(tmp_path):
+def save_tiny_qwen2_audio(path, special=(), words=(), chat_template=None):
+    """A one-layer Qwen2-Audio with a word-level tokenizer, saved with its processor."""
     from transformers import Qwen2AudioConfig, Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor, WhisperFeatureExtractor
 
-    tok = word_tokenizer(WORDS, ["<|endoftext|>", "<|audio_bos|>", "<|AUDIO|>", "<|audio_eos|>"])
+    tok = word_tokenizer(WORDS + list(words), ["<|endoftext|>", "<|audio_bos|>", "<|AUDIO|>", "<|audio_eos|>", *special])
     config = Qwen2AudioConfig(
         audio_config=dict(
             d_model=16,
@@ -367,10 +368,15 @@ def test_qwen2_audio_last_token(tmp_path):
         audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"),
     )
     torch.manual_seed(0)
-    Qwen2AudioForConditionalGeneration(config).save_pretrained(tmp_path / "m")
-    Qwen2AudioProcessor(feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok).save_pretrained(
-        tmp_path / "m"
+    Qwen2AudioForConditionalGeneration(config).save_pretrained(path)
+    processor = Qwen2AudioProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok, chat_template=chat_template
     )
+    processor.save_pretrained(path)
+
+
+def test_qwen2_audio_last_token(tmp_path):
+    save_tiny_qwen2_audio(tmp_path / "m")
     m = meta("hf-qwen2-audio", tmp_path / "m", modalities=("audio", "text"))
     enc = load_encoder(m, dtype="float32")
     arrays = clips(3)

@@ -644,43 +644,14 @@ def test_openai_adapter_sends_base64_wav(tmp_path, monkeypatch):
 
 
 def test_qwen2_audio_generator_from_tiny_config(tmp_path):
-    import torch
-    from transformers import Qwen2AudioConfig, Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor, WhisperFeatureExtractor
+    from .test_encoders import save_tiny_qwen2_audio
 
-    from .test_encoders import WORDS, word_tokenizer
-
-    special = ["<|endoftext|>", "<|audio_bos|>", "<|AUDIO|>", "<|audio_eos|>", "<|im_start|>", "<|im_end|>"]
-    tok = word_tokenizer(WORDS + ["user", "assistant"], special)
-    config = Qwen2AudioConfig(
-        audio_config=dict(
-            d_model=16,
-            encoder_layers=1,
-            encoder_attention_heads=2,
-            encoder_ffn_dim=32,
-            num_mel_bins=128,
-            max_source_positions=1500,
-        ),
-        text_config=dict(
-            model_type="qwen2",
-            vocab_size=len(tok),
-            hidden_size=16,
-            intermediate_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-        ),
-        audio_token_index=tok.convert_tokens_to_ids("<|AUDIO|>"),
-    )
-    torch.manual_seed(0)
-    Qwen2AudioForConditionalGeneration(config).save_pretrained(tmp_path / "m")
     template = (
         "{% for m in messages %}<|im_start|>{{ m.role }} {% for c in m.content %}{% if c.type == 'audio' %}"
         "<|audio_bos|><|AUDIO|><|audio_eos|>{% else %}{{ c.text }}{% endif %}{% endfor %}<|im_end|>{% endfor %}"
         "{% if add_generation_prompt %}<|im_start|>assistant {% endif %}"
     )
-    Qwen2AudioProcessor(
-        feature_extractor=WhisperFeatureExtractor(feature_size=128), tokenizer=tok, chat_template=template
-    ).save_pretrained(tmp_path / "m")
+    save_tiny_qwen2_audio(tmp_path / "m", ["<|im_start|>", "<|im_end|>"], ["user", "assistant"], chat_template=template)
     for chat_mode in (False, True):
         meta = ModelMeta(name="test/qwen2-audio-gen", family="gen-qwen2-audio", revision="1", modalities=("audio", "text"))
         enc = load_encoder(meta, path=str(tmp_path / "m"), dtype="float32", chat=chat_mode)

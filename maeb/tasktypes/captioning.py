@@ -13,6 +13,7 @@ from ..errors import DataError
 from ..textmetrics import DATE_DELTA
 from .generative import (
     MECAT_MIXED,
+    MECAT_SCORING,
     MECAT_SUBSETS,
     csv_file,
     generation_settings,
@@ -46,12 +47,7 @@ GROUPS = {  # MECAT's evaluation groups: subtask and subsets
 PARAMS = {
     "prompts": PROMPTS,
     "single_prompt": None,  # one prompt for every subtask (models that follow no instructions)
-    "generation": {},
-    "metrics": ["fense", "date"],
-    "sentence_model": "paraphrase-TinyBERT-L6-v2",
-    "error_checker": "echecker_clotho_audiocaps_base",
-    "references": "mecat",
-    "key_column": "__key__",
+    **MECAT_SCORING,
 }
 
 

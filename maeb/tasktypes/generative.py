@@ -13,8 +13,23 @@ from pathlib import Path
 from ..errors import DataError, SpecError
 
 GENERATION = {"max_new_tokens": 256, "temperature": 0.0}
+MECAT_SCORING = {  # protocol defaults of the reference-scored types: MECAT's metrics and checkpoints
+    "generation": {},
+    "metrics": ["fense", "date"],
+    "sentence_model": "paraphrase-TinyBERT-L6-v2",
+    "error_checker": "echecker_clotho_audiocaps_base",
+    "references": "mecat",
+    "key_column": "__key__",
+}
 MECAT_SUBSETS = ["000", "00A", "0M0", "0MA", "S00", "S0A", "SM0", "SMA"]
 MECAT_MIXED = ["SMA", "SM0", "S0A", "0MA"]
+
+
+def require_judge(emb, spec) -> None:
+    from ..errors import MaebError
+
+    if emb.judge is None:
+        raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
 
 
 def generation_settings(p: dict) -> dict:

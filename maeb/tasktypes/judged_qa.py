@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import MaebError
-from .generative import csv_file, generation_settings
+from .generative import csv_file, generation_settings, require_judge
 
 NAME = "judged_qa"
 MAIN_SCORE = "judge_score"
@@ -77,8 +76,7 @@ def parse_scores(reply: str) -> tuple[float, float] | None:
 
 def evaluate(data, split, emb, spec, state) -> dict:
     p = spec.protocol
-    if emb.judge is None:
-        raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
+    require_judge(emb, spec)
     table = data[split]
     audio = spec.data.audio_column
     cols = [audio, p["question_column"], p["answer_column"], p["description_column"], p["task_column"]]

@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import MaebError
-from .generative import csv_file, generation_settings
+from .generative import csv_file, generation_settings, require_judge
 
 NAME = "mmac"
 MAIN_SCORE = "accuracy"
@@ -94,8 +93,7 @@ def aggregate(records: list[tuple[str, str, bool, float]]) -> dict:
 
 def evaluate(data, split, emb, spec, state) -> dict:
     p = spec.protocol
-    if emb.judge is None:
-        raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
+    require_judge(emb, spec)
     table = data[split]
     audio = spec.data.audio_column
     table.require([audio, p["targets_column"]])

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from ..errors import DataError
 from ..textmetrics import DATE_DELTA
-from .generative import csv_file, generation_settings, mecat_reference_dir, read_mecat_references, sentence_metrics, text_metrics
+from .generative import (
+    MECAT_SCORING,
+    csv_file,
+    generation_settings,
+    mecat_reference_dir,
+    read_mecat_references,
+    sentence_metrics,
+    text_metrics,
+)
 
 NAME = "qa"
 MAIN_SCORE = "date_score_qa"
@@ -27,12 +35,7 @@ CATEGORIES = [
 ]
 PARAMS = {
     "prompt_template": "{question}",
-    "generation": {},
-    "metrics": ["fense", "date"],
-    "sentence_model": "paraphrase-TinyBERT-L6-v2",
-    "error_checker": "echecker_clotho_audiocaps_base",
-    "references": "mecat",
-    "key_column": "__key__",
+    **MECAT_SCORING,
     "question_column": None,  # None: the question comes with the reference
     "question": None,  # one question for every clip, when the data has none
     "answer_column": None,  # set: references from this column instead of MECAT's files
