@@ -103,32 +103,38 @@ class Embedder:
             raise AudioError(exc.clip, f"{exc.reason} (in {self.context}; rerun with --on-bad-audio skip to drop such clips)")
         self.stats.skipped[ref.name] = exc.reason
 
-    def _compute(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
-        started = time.perf_counter()
+    def _decoded(self, refs: list[AudioRef], what: str):
+        """Batches of (index, decoded clip), similar lengths together, decoded in the background;
+        clips that fail to decode are reported (or raise), never yielded."""
         policy = self.policy
-        cap = policy.max_samples
-        lengths = [max(policy.min_samples, min(probe_frames(r, policy.sample_rate), cap or 1 << 62)) for r in refs]
+        cap = policy.max_samples or 1 << 62
+        lengths = [max(policy.min_samples, min(probe_frames(r, policy.sample_rate), cap)) for r in refs]
         batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
-        done: dict[str, np.ndarray] = {}
-        bar = _bar(len(refs), f"embed {self.context}".strip(), self.show_progress)
+        bar = _bar(len(refs), f"{what} {self.context}".strip(), self.show_progress)
         try:
             for batch, clips in decoded_batches(refs, batches, policy, self.workers):
-                good_rows, good_clips = [], []
+                good = []
                 for i, clip in zip(batch, clips):
                     if isinstance(clip, AudioError):
                         self._bad(refs[i], clip)
                     else:
-                        good_rows.append(i)
-                        good_clips.append(clip)
-                if good_clips:
-                    vectors = self._forward(good_clips, [refs[i] for i in good_rows])
-                    new = {refs[i].key: v for i, v in zip(good_rows, vectors)}
-                    self.cache.put_many(new)
-                    done.update(new)
-                    self.stats.audio_seconds += sum(len(c) for c in good_clips) / policy.sample_rate
+                        good.append((i, clip))
+                yield good
                 bar.update(len(batch))
         finally:
             bar.close()
+
+    def _compute(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
+        started = time.perf_counter()
+        done: dict[str, np.ndarray] = {}
+        for good in self._decoded(refs, "embed"):
+            if good:
+                clips = [clip for _, clip in good]
+                vectors = self._forward(clips, [refs[i] for i, _ in good])
+                new = {refs[i].key: v for (i, _), v in zip(good, vectors)}
+                self.cache.put_many(new)
+                done.update(new)
+                self.stats.audio_seconds += sum(len(c) for c in clips) / self.policy.sample_rate
         self.stats.clips_embedded += len(done)
         self.stats.embed_wall_seconds += time.perf_counter() - started
         return done
@@ -189,44 +195,41 @@ class Embedder:
                 keys.append(None)
         found = self.cache.get_texts(k for k in keys if k)
         self.stats.generated_cached += len(found)
-        todo = [i for i, k in enumerate(keys) if k and k not in found and refs[i].name not in self.stats.skipped]
-        if todo:
-            started = time.perf_counter()
-            policy = self.policy
-            lengths = [
-                max(policy.min_samples, min(probe_frames(refs[i], policy.sample_rate), policy.max_samples or 1 << 62))
-                for i in todo
-            ]
-            batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
-            bar = _bar(len(todo), f"generate {self.context}".strip(), self.show_progress)
-            try:
-                for batch, clips in decoded_batches([refs[i] for i in todo], batches, policy, self.workers):
-                    good = [(todo[j], clip) for j, clip in zip(batch, clips) if not isinstance(clip, AudioError)]
-                    for j, clip in zip(batch, clips):
-                        if isinstance(clip, AudioError):
-                            self._bad(refs[todo[j]], clip)
-                    if good:
-                        t0 = time.perf_counter()
-                        try:
-                            texts = self.encoder.generate([c for _, c in good], [prompts[i] for i, _ in good], settings)
-                        except MaebError:
-                            raise
-                        except Exception as exc:
-                            names = ", ".join(refs[i].name for i, _ in good[:3])
-                            raise ModelError(
-                                f"model {self.meta.name!r} failed to generate for {names} ({type(exc).__name__}: {exc})"
-                            ) from exc
-                        self.stats.forward_seconds += time.perf_counter() - t0
-                        new = {keys[i]: str(t) for (i, _), t in zip(good, texts)}
-                        self.cache.put_texts(new)
-                        found.update(new)
-                        self.stats.generated += len(new)
-                    bar.update(len(batch))
-            finally:
-                bar.close()
+        todo: dict[str, int] = {}  # each (clip, prompt, settings) asked once
+        for i, k in enumerate(keys):
+            if k and k not in found and refs[i].name not in self.stats.skipped:
+                todo.setdefault(k, i)
+        # every clip is decoded once, however many prompts it is asked with
+        by_clip: dict[str, list[int]] = {}
+        for i in todo.values():
+            by_clip.setdefault(refs[i].key, []).append(i)
+        asks = list(by_clip.values())
+        started = time.perf_counter()
+        for good in self._decoded([refs[ask[0]] for ask in asks], "generate"):
+            pairs = [(i, clip) for j, clip in good for i in asks[j]]
+            for start in range(0, len(pairs), self.batch_size):
+                chunk = pairs[start : start + self.batch_size]
+                texts = self._generate_batch(chunk, refs, prompts, settings)
+                new = {keys[i]: str(t) for (i, _), t in zip(chunk, texts)}
+                self.cache.put_texts(new)
+                found.update(new)
+                self.stats.generated += len(new)
+        if asks:
             self.stats.embed_wall_seconds += time.perf_counter() - started
         ok = np.array([k is not None and k in found for k in keys], dtype=bool)
         return [found.get(k, "") if k else "" for k in keys], ok
+
+    def _generate_batch(self, pairs: list[tuple[int, np.ndarray]], refs, prompts, settings) -> list[str]:
+        t0 = time.perf_counter()
+        try:
+            texts = self.encoder.generate([clip for _, clip in pairs], [prompts[i] for i, _ in pairs], settings)
+        except MaebError:
+            raise
+        except Exception as exc:
+            names = ", ".join(refs[i].name for i, _ in pairs[:3])
+            raise ModelError(f"model {self.meta.name!r} failed to generate for {names} ({type(exc).__name__}: {exc})") from exc
+        self.stats.forward_seconds += time.perf_counter() - t0
+        return texts
 
     # -- evaluation progress ---------------------------------------------------------------
     def progress_iter(self, iterator, total: int, what: str):

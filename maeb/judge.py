@@ -116,8 +116,9 @@ class Judge:
     def ask(self, prompts: Sequence[str], progress=None) -> list[str]:
         messages = [[{"role": "user", "content": p}] for p in prompts]
         keys = [ReplyCache.key(self.endpoint.model, m, self.options) for m in messages]
-        found = {k: self.cache.get(k) for k in dict.fromkeys(keys)}
-        todo = [next(i for i, k in enumerate(keys) if k == key) for key, reply in found.items() if reply is None]
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}  # one request per distinct prompt
+        found = {k: self.cache.get(k) for k in first}
+        todo = [first[k] for k, reply in found.items() if reply is None]
         self.cached += len(found) - len(todo)
 
         def one(i: int) -> tuple[int, str]:

@@ -42,6 +42,24 @@ def write_task(tmp_path: Path, folder: Path, name: str, kind: str = "clustering"
     return path
 
 
+def run_args(tmp_path: Path, model: Path, *tasks: Path, extra: tuple[str, ...] = ()) -> list[str]:
+    """`maeb run` of these tasks into tmp_path/res with the cache in tmp_path/cache."""
+    paths = [str(t) for t in tasks]
+    return [
+        "run",
+        "--model",
+        str(model),
+        "--tasks",
+        *paths,
+        "--output-dir",
+        str(tmp_path / "res"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        *extra,
+        "--quiet",
+    ]
+
+
 def maeb(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "maeb", *args], capture_output=True, text=True, env=env, **kwargs)
 
@@ -69,18 +87,7 @@ def test_unknown_names_exit_2_with_suggestions(tmp_path, capsys):
 def test_run_writes_mteb_layout_and_resumes(tmp_path, tone_folder, capsys):
     model = write_model(tmp_path)
     task = write_task(tmp_path, tone_folder, "ToneClusters")
-    args = [
-        "run",
-        "--model",
-        str(model),
-        "--tasks",
-        str(task),
-        "--output-dir",
-        str(tmp_path / "res"),
-        "--cache-dir",
-        str(tmp_path / "cache"),
-        "--quiet",
-    ]
+    args = run_args(tmp_path, model, task)
     assert main(args) == 0
     folder = tmp_path / "res" / "test__spectral" / "r1"
     result = json.loads((folder / "ToneClusters.json").read_text())
@@ -100,23 +107,7 @@ def test_results_load_in_mteb(tmp_path, tone_folder):
     mteb = pytest.importorskip("mteb")
     model = write_model(tmp_path)
     task = write_task(tmp_path, tone_folder, "ToneClusters")
-    assert (
-        main(
-            [
-                "run",
-                "--model",
-                str(model),
-                "--tasks",
-                str(task),
-                "--output-dir",
-                str(tmp_path / "res"),
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert main(run_args(tmp_path, model, task)) == 0
     loaded = mteb.TaskResult.from_disk(tmp_path / "res" / "test__spectral" / "r1" / "ToneClusters.json")
     assert loaded.task_name == "ToneClusters"
     assert loaded.scores["test"][0]["main_score"] == pytest.approx(loaded.scores["test"][0]["v_measure"])
@@ -144,22 +135,8 @@ def test_killed_run_resumes_without_redoing_work(tmp_path, tone_folder):
         'eval_splits = ["all"]\n[protocol]\ncross_validation = true\n'
     )
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    res, cache = tmp_path / "res", tmp_path / "cache"
-    args = [
-        "run",
-        "--model",
-        str(model),
-        "--tasks",
-        str(first),
-        str(second),
-        "--output-dir",
-        str(res),
-        "--cache-dir",
-        str(cache),
-        "--batch-size",
-        "1",
-        "--quiet",
-    ]
+    res = tmp_path / "res"
+    args = run_args(tmp_path, model, first, second, extra=("--batch-size", "1"))
     proc = subprocess.Popen([sys.executable, "-m", "maeb", *args], env=env, stderr=subprocess.PIPE, text=True)
     done = res / "test__spectral" / "r1" / "First.json"
     deadline = time.time() + 120

@@ -157,18 +157,20 @@ def test_borda_on_published_scores_matches_independent_computation():
                 assert got[model].mean_task == pytest.approx(row.mean_task)
 
 
+MAEB_BOARD = [sys.executable, "-m", "maeb", "leaderboard", "--results", str(REF / "main_scores.csv"), "--benchmark", "MAEB"]
+
+
 @needs_ref
 def test_leaderboard_command_outputs(tmp_path):
-    base = [sys.executable, "-m", "maeb", "leaderboard", "--results", str(REF / "main_scores.csv"), "--benchmark", "MAEB"]
-    out = subprocess.run(base + ["--format", "csv"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([*MAEB_BOARD, "--format", "csv"], capture_output=True, text=True, check=True).stdout
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0][:5] == ["model", "rank_borda", "mean_task", "mean_tasktype", "n_tasks"]
     types = sorted({s.mteb_type for s in catalog.benchmark_specs(catalog.find_benchmark("MAEB"))})
     assert rows[0][5 : 5 + len(types)] == types and len(rows[0]) == 5 + len(types) + 30
     assert rows[1][0] == "LCO-Embedding/LCO-Embedding-Omni-7B" and rows[1][1] == "1"
-    data = json.loads(subprocess.run(base + ["--format", "json"], capture_output=True, text=True, check=True).stdout)
+    data = json.loads(subprocess.run([*MAEB_BOARD, "--format", "json"], capture_output=True, text=True, check=True).stdout)
     assert len(data["tasks"]) == 30 and data["models"][0]["rank_borda"] == 1 and "domains" in data["models"][0]
-    md = subprocess.run(base, capture_output=True, text=True, check=True).stdout
+    md = subprocess.run(MAEB_BOARD, capture_output=True, text=True, check=True).stdout
     assert "| Rank | Model |" in md and md.count("\n| ") == len(data["models"]) + 1
 
 
@@ -176,24 +178,7 @@ def test_leaderboard_command_outputs(tmp_path):
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
 def test_html_page_renders_in_headless_chromium(tmp_path):
     page = tmp_path / "board.html"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "maeb",
-            "leaderboard",
-            "--results",
-            str(REF / "main_scores.csv"),
-            "--benchmark",
-            "MAEB",
-            "--format",
-            "html",
-            "--out",
-            str(page),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    subprocess.run([*MAEB_BOARD, "--format", "html", "--out", str(page)], check=True, capture_output=True)
     dom = subprocess.run(
         [
             "chromium",
@@ -213,26 +198,8 @@ def test_html_page_renders_in_headless_chromium(tmp_path):
         text=True,
         timeout=120,
     ).stdout
-    n_models = len(
-        json.loads(
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "maeb",
-                    "leaderboard",
-                    "--results",
-                    str(REF / "main_scores.csv"),
-                    "--benchmark",
-                    "MAEB",
-                    "--format",
-                    "json",
-                ],
-                capture_output=True,
-                text=True,
-            ).stdout
-        )["models"]
-    )
+    board = subprocess.run([*MAEB_BOARD, "--format", "json"], capture_output=True, text=True, check=True).stdout
+    n_models = len(json.loads(board)["models"])
     body = dom.split('<table id="leaderboard">')[1].split("</table>")[0]
     assert body.count("<tr>") == n_models + 1  # header row + one per model
     assert 'data-ready="yes"' in dom  # the sorting script ran

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 
@@ -13,3 +14,15 @@ def default_dir() -> Path:
     from ..cache import default_cache_dir
 
     return default_cache_dir() / "maeb-lite"
+
+
+def run_tool(cmd: list[str], what: str) -> None:
+    """Run one of the Debian synthesizers; a missing or failing tool is named in the error."""
+    from ..errors import MaebError
+
+    try:
+        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    except FileNotFoundError as exc:
+        raise MaebError(f"{cmd[0]} is not installed; MAEB-lite needs Debian's {what} (run `make lite`)") from exc
+    except subprocess.CalledProcessError as exc:
+        raise MaebError(f"{cmd[0]} failed on {cmd[-1]!r}: {exc.stderr.decode(errors='replace')[-300:]}") from exc

@@ -6,7 +6,6 @@ of hundreds."""
 from __future__ import annotations
 
 import struct
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from ..errors import MaebError
+from . import run_tool
 
 RATE = 16000
 CLIP_SECONDS = 2.5
@@ -90,12 +89,7 @@ def _render(source: str, midi: Path, wav: Path) -> None:
         ]
     else:
         cmd = ["timidity", "-c", "/etc/timidity/freepats.cfg", "-Ow", "--output-mono", "-s", "44100", "-o", str(wav), str(midi)]
-    try:
-        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
-    except FileNotFoundError as exc:
-        raise MaebError(f"{cmd[0]} is not installed; MAEB-lite needs Debian's {cmd[0]} (run `make lite`)") from exc
-    except subprocess.CalledProcessError as exc:
-        raise MaebError(f"{cmd[0]} failed: {exc.stderr.decode(errors='replace')[-300:]}") from exc
+    run_tool(cmd, cmd[0])
 
 
 def render(source: str, clips: list[dict]) -> list[np.ndarray]:

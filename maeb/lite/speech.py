@@ -3,7 +3,6 @@ and pitch), flite (four voices) and festival (two diphone voices, batched in one
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ import soundfile as sf
 import soxr
 
 from ..errors import MaebError
+from . import run_tool
 
 RATE = 16000
 
@@ -58,15 +58,6 @@ RATES = {"slow": 110, "normal": 175, "fast": 260}  # words per minute
 PITCHES = {"low": 15, "mid": 50, "high": 85}  # espeak-ng pitch 0-99
 
 
-def _run(cmd: list[str], what: str) -> None:
-    try:
-        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
-    except FileNotFoundError as exc:
-        raise MaebError(f"{cmd[0]} is not installed; MAEB-lite needs Debian's {what} (run `make lite`)") from exc
-    except subprocess.CalledProcessError as exc:
-        raise MaebError(f"{cmd[0]} failed on {cmd[-1]!r}: {exc.stderr.decode(errors='replace')[-300:]}") from exc
-
-
 def _load(path: Path) -> np.ndarray:
     audio, rate = sf.read(path, dtype="float32", always_2d=True)
     audio = audio.mean(axis=1)
@@ -90,7 +81,7 @@ def synthesize(requests: list[dict]) -> list[np.ndarray]:
             voice, text, wav = req["voice"], req["text"], tmp / f"{i}.wav"
             if voice.engine == "espeak-ng":
                 name = f"{req.get('lang', 'en-us')}+{voice.ident}"
-                _run(
+                run_tool(
                     [
                         "espeak-ng",
                         "-v",
@@ -107,7 +98,7 @@ def synthesize(requests: list[dict]) -> list[np.ndarray]:
                 )
                 out[i] = _load(wav)
             elif voice.engine == "flite":
-                _run(["flite", "-voice", voice.ident, "-t", text, "-o", str(wav)], "flite")
+                run_tool(["flite", "-voice", voice.ident, "-t", text, "-o", str(wav)], "flite")
                 out[i] = _load(wav)
             else:
                 script.append(f'(voice_{voice.ident})\n(utt.save.wave (utt.synth (Utterance Text "{text}")) "{wav}" \'riff)')
@@ -115,7 +106,7 @@ def synthesize(requests: list[dict]) -> list[np.ndarray]:
         if script:
             scm = tmp / "batch.scm"
             scm.write_text("\n".join(script) + "\n")
-            _run(["festival", "-b", str(scm)], "festival (and festvox-kallpc16k, festvox-kdlpc16k)")
+            run_tool(["festival", "-b", str(scm)], "festival (and festvox-kallpc16k, festvox-kdlpc16k)")
             for i, wav in festival:
                 out[i] = _load(wav)
     return out

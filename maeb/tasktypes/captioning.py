@@ -82,15 +82,16 @@ def evaluate(data, split, emb, spec, state) -> dict:
     keys = [str(table[key_col][i]) for i in rows]
     clips = [table[audio][i] for i in rows]
     settings = generation_settings(p)
-    subtasks = sorted({sub for sub, _ in GROUPS.values()}, key=list(PROMPTS).index)
-    predictions: dict[str, dict[str, str]] = {}
-    for sub in subtasks:
-        prompt = p["single_prompt"] or p["prompts"][sub]
-        texts, ok = emb.generate(clips, [prompt] * len(clips), settings)
-        predictions[sub] = {k: t for k, t, good in zip(keys, texts, ok) if good}
-        if p["single_prompt"]:
-            predictions = {s: predictions[sub] for s in subtasks}
-            break
+    subtasks = list(PROMPTS)
+    prompt_of = {sub: p["single_prompt"] or p["prompts"][sub] for sub in subtasks}
+    asked = list(dict.fromkeys(prompt_of.values()))  # one call, so each clip is decoded once
+    texts, ok = emb.generate([c for _ in asked for c in clips], [q for q in asked for _ in clips], settings)
+    n = len(clips)
+    by_prompt = {
+        q: {k: t for k, t, good in zip(keys, texts[j * n : (j + 1) * n], ok[j * n : (j + 1) * n]) if good}
+        for j, q in enumerate(asked)
+    }
+    predictions = {sub: by_prompt[prompt_of[sub]] for sub in subtasks}
     scorer = sentence_metrics(p["sentence_model"], p["error_checker"]) if {"fense", "date"} & set(p["metrics"]) else None
     out: dict = {"n_clips": len(keys), "clips_without_reference": len(table) - len(rows)}
     per_metric: dict[str, dict[str, float]] = {}
@@ -111,6 +112,6 @@ def evaluate(data, split, emb, spec, state) -> dict:
     for metric, groups in per_metric.items():
         out[f"{metric}_score_caption"] = score_caption(groups)
     out["generation"] = settings
-    out["prompts"] = {s: (p["single_prompt"] or p["prompts"][s]) for s in subtasks}
+    out["prompts"] = prompt_of
     out["_files"] = {f"{sub}_caption.csv": csv_file(sorted(predictions[sub].items())) for sub in subtasks}
     return out
