@@ -5,55 +5,61 @@ Per task: the mean of a model's main scores over subsets and splits. A model tha
 the Borda count (as in mteb). Borda: within each task, models are ranked by score (ties share the
 average rank); a model earns n_models - rank points; a missing task earns nothing; the final rank
 orders total points, ties sharing the best rank. Mean (Task), Mean (TaskType) and the category and
-domain means are empty when any of their tasks is missing."""
+domain means are empty when any of their tasks is missing.
+
+load_board reads result folders and CSV files (maeb.scores: what it rejects, it reports) and joins
+the task facts: the catalog's for its tasks, else what maeb's runner recorded in the results."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import rankdata
 
-from .scores import Score
-
-AUDIO_ONLY = {"a2a", "a2c"}
+from .scores import AUDIO_ONLY, Score, TaskInfo  # noqa: F401  (TaskInfo lives beside the reader that fills it)
 
 
-@dataclass(frozen=True)
-class TaskInfo:
-    name: str
-    type: str = "Unknown"
-    category: str | None = None
-    domains: tuple[str, ...] = ()
-    languages: tuple[str, ...] = ()
-    family: str | None = None
-
-    @property
-    def group(self) -> str | None:
-        if self.category is None:
-            return None
-        return "audio-only" if self.category in AUDIO_ONLY else "cross-modal"
+def spec_info(spec) -> TaskInfo:
+    langs = spec.languages if isinstance(spec.languages, list) else [x for v in spec.languages.values() for x in v]
+    return TaskInfo(
+        spec.name,
+        spec.mteb_type,
+        spec.category,
+        tuple(spec.domains),
+        tuple(dict.fromkeys(langs)),
+        spec.family,
+        spec.main_score,
+        tuple(spec.data.eval_splits),
+    )
 
 
-def task_infos(names) -> dict[str, TaskInfo]:
-    """Task metadata from the catalog; tasks it does not know get type Unknown."""
+def catalog_info(name: str) -> TaskInfo | None:
+    """What the catalog knows of a task, or None for a task it does not know."""
+    from dataclasses import replace
+
     from . import catalog
     from .errors import MaebError
 
-    files = catalog.task_files()
+    if name not in catalog.task_files():
+        return None
+    try:
+        spec = catalog.find_task(name)
+    except MaebError:
+        return None
+    return replace(spec_info(spec), name=name)  # an alias keeps the name its results use
+
+
+def task_infos(names: Iterable[str], recorded: dict[str, TaskInfo] | None = None) -> dict[str, TaskInfo]:
+    """Task metadata: the catalog's for tasks it knows, else what the result files record (a local
+    task from a user's spec file), else type Unknown."""
+    recorded = recorded or {}
     out = {}
     for name in names:
-        if name not in files:
-            out[name] = TaskInfo(name)
-            continue
-        try:
-            spec = catalog.find_task(name)
-        except MaebError:
-            out[name] = TaskInfo(name)
-            continue
-        langs = spec.languages if isinstance(spec.languages, list) else [x for v in spec.languages.values() for x in v]
-        out[name] = TaskInfo(name, spec.mteb_type, spec.category, tuple(spec.domains), tuple(dict.fromkeys(langs)), spec.family)
+        out[name] = catalog_info(name) or recorded.get(name) or TaskInfo(name)
     return out
 
 
@@ -78,6 +84,8 @@ class Board:
     tasks: list[TaskInfo]
     rows: list[Row]
     missing_tasks: list[str] = field(default_factory=list)  # in the benchmark, in nobody's results
+    task_filter: list[str] | None = None  # --tasks: the board covers only these tasks
+    notes: list[str] = field(default_factory=list)  # what the reader noticed without rejecting anything
 
     @property
     def types(self) -> list[str]:
@@ -163,3 +171,91 @@ def aggregate(
     rows.sort(key=lambda r: (r.rank, -(r.mean_task if r.mean_task is not None else -1.0), r.model))
     missing = [t for t in (tasks or []) if t not in present]
     return Board(benchmark, task_list, rows, missing)
+
+
+def _resolve_tasks(asked: list[str], bench, specs: dict[str, TaskInfo]) -> list[str]:
+    """--tasks names as results call them. With a benchmark, each must be one of its tasks (case
+    does not matter); without one, a catalog name or alias, a task spec file (whose task infos
+    then count as the catalog's), or the name a local task's results use."""
+    from . import catalog
+    from .errors import MaebError, UnknownName, closest
+
+    out: list[str] = []
+    for name in asked:
+        if bench is not None:
+            by_lower = {t.lower(): t for t in bench.tasks}
+            if name.lower() not in by_lower:
+                close = closest(name, list(bench.tasks))
+                hint = (
+                    f"; did you mean {', '.join(close)}?"
+                    if close
+                    else f"; run `python -m maeb list tasks --benchmark {bench.name}`"
+                )
+                raise MaebError(f"--tasks: {name!r} is not a task of {bench.name}{hint}")
+            resolved = by_lower[name.lower()]
+        elif name.endswith((".toml", ".json")):
+            spec = catalog.find_task(name)  # a missing or malformed spec file is an error here
+            resolved = spec.name
+            specs[resolved] = spec_info(spec)
+        else:
+            try:
+                resolved = catalog.find_task(name).name  # aliases and case resolve to the name results use
+            except UnknownName:
+                resolved = name  # a local task: only its results know it
+        if resolved not in out:
+            out.append(resolved)
+    return out
+
+
+def load_board(
+    results: Iterable[Path],
+    benchmark_name: str | None = None,
+    pins: dict[str, str] | None = None,
+    tasks: list[str] | None = None,
+) -> tuple[Board, list[str]]:
+    """The board of a benchmark (or of every task found, or of a task list) from result folders and
+    CSV files, and the lines describing what was left out. Catalog facts (main metric, evaluation
+    splits, type) come first; result files' own records fill in tasks the catalog does not know."""
+    from . import catalog
+    from .errors import MaebError, closest
+    from .scores import choose_revisions, read_results
+
+    results = list(results)
+    bench = catalog.find_benchmark(benchmark_name) if benchmark_name else None
+    specs: dict[str, TaskInfo] = {}
+    names = _resolve_tasks(tasks, bench, specs) if tasks else (list(bench.tasks) if bench else None)
+    known: dict[str, TaskInfo | None] = {}
+
+    def lookup(name: str) -> TaskInfo | None:
+        if name not in known:
+            known[name] = specs.get(name) or catalog_info(name)
+        return known[name]
+
+    res = read_results(results, lookup, names)
+    if tasks and bench is None:
+        for name in names:  # a typo is an error; a task whose files were all rejected is reported missing
+            if name not in res.seen and lookup(name) is None:
+                close = closest(name, catalog.task_names())
+                hint = f"; catalog tasks with a close name: {', '.join(close)}" if close else ""
+                raise MaebError(
+                    f"--tasks: no results for {name!r} under {', '.join(map(str, results))}, and it is not a catalog task{hint}"
+                )
+    registered = {m.name: m.revision for m in catalog.models().values()}
+    scores = choose_revisions(res.scores, pins, registered)
+    present = names or sorted({s.task for s in scores})
+    infos = {t: lookup(t) or res.tasks.get(t) or TaskInfo(t) for t in present}
+    board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None)
+    board.task_filter = list(names) if tasks else None
+    board.notes = list(res.notes)
+    return board, res.problems
+
+
+def report_lines(problems: list[str], notes: list[str] = (), limit: int = 20) -> list[str]:
+    """What the command line prints to stderr: each rejected file or entry, then each note."""
+    lines = [f"maeb: skipped {p}" for p in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"maeb: ... and {len(problems) - limit} more skipped")
+    lines += [f"maeb: note: {n}" for n in notes[:limit]]
+    if len(notes) > limit:
+        lines.append(f"maeb: ... and {len(notes) - limit} more notes")
+    return lines

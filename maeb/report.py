@@ -1,6 +1,10 @@
 """Leaderboard outputs: csv (one row per model), markdown, the leaderboard's JSON results file, and a
 self-contained HTML page (sortable table, heatmap of models x task types, radar chart per model
-over domains; inline SVG and a few lines of script, nothing fetched)."""
+over domains, bars where there are fewer than three; inline SVG and a few lines of script, nothing
+fetched).
+
+Per-task scores come in two orientations: "columns" (one column per task beside the means; csv
+always has them) and "rows" (tasks as rows, models as columns: readable when models are few)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,31 @@ from .leaderboard import Board
 
 def _num(value, places: int = 6):
     return "" if value is None else round(float(value), places)
+
+
+def _orientation(per_task) -> str | None:
+    """None, "columns" or "rows"; True (the old flag) means columns."""
+    if per_task in (None, False, ""):
+        return None
+    if per_task is True or per_task == "columns":
+        return "columns"
+    if per_task == "rows":
+        return "rows"
+    raise ValueError(f"per_task must be 'columns' or 'rows', got {per_task!r}")
+
+
+def _title(board: Board) -> str:
+    name = board.benchmark or "Results"
+    if board.task_filter is not None:
+        n = len(board.task_filter)
+        name += f" (restricted to {n} task{'s' if n != 1 else ''})"
+    return name
+
+
+def _short_names(board: Board) -> list[str]:
+    """Model names without their organisation, unless two models would then read the same."""
+    short = [r.model.split("/")[-1] for r in board.rows]
+    return short if len(set(short)) == len(short) else [r.model for r in board.rows]
 
 
 def to_csv(board: Board) -> str:
@@ -39,10 +68,20 @@ def to_csv(board: Board) -> str:
     return buf.getvalue()
 
 
+def to_csv_by_task(board: Board) -> str:
+    """Tasks as rows, one column per model (the model's score; empty where it is missing)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["task", "type", "category", "domains", *(r.model for r in board.rows)])
+    for t in board.tasks:
+        writer.writerow([t.name, t.type, t.category or "", ";".join(t.domains), *(_num(r.tasks.get(t.name)) for r in board.rows)])
+    return buf.getvalue()
+
+
 def to_json(board: Board) -> dict:
     return {
         "benchmark": board.benchmark,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "maeb_version": __version__,
         "tasks": [
             {
@@ -52,12 +91,15 @@ def to_json(board: Board) -> dict:
                 "group": t.group,
                 "domains": list(t.domains),
                 "languages": list(t.languages),
+                "family": t.family,
+                "main_score": t.main_score,
             }
             for t in board.tasks
         ],
         "types": board.types,
         "domains": board.domains,
         "missing_tasks": board.missing_tasks,
+        "task_filter": board.task_filter,
         "models": [
             {
                 "model": r.model,
@@ -81,11 +123,14 @@ def _pct(value) -> str:
     return "" if value is None else f"{100 * value:.1f}"
 
 
-def to_markdown(board: Board, per_task: bool = False) -> str:
+def to_markdown(board: Board, per_task=None) -> str:
+    """The summary table; per_task "columns" (or True) adds a column per task, "rows" appends the
+    tasks-as-rows table."""
+    orientation = _orientation(per_task)
     head = ["Rank", "Model", "Mean (Task)", "Mean (TaskType)", "Tasks", *board.types]
     groups = sorted({g for r in board.rows for g in r.groups})
     head += [g.title() for g in groups] + [d.title() for d in board.domains]
-    tasks = [t.name for t in board.tasks] if per_task else []
+    tasks = [t.name for t in board.tasks] if orientation == "columns" else []
     head += tasks
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in board.rows:
@@ -93,15 +138,20 @@ def to_markdown(board: Board, per_task: bool = False) -> str:
         cells += [_pct(r.types.get(t)) for t in board.types] + [_pct(r.groups.get(g)) for g in groups]
         cells += [_pct(r.domains.get(d)) for d in board.domains] + [_pct(r.tasks.get(t)) for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
-    title = f"**{board.benchmark or 'Results'}**: {len(board.rows)} models, {len(board.tasks)} tasks; scores in %, empty means = a task is missing."
+    title = (
+        f"**{_title(board)}**: {len(board.rows)} models, {len(board.tasks)} tasks; scores in %, empty means = a task is missing."
+    )
     if board.missing_tasks:
         title += f" No results at all for: {', '.join(board.missing_tasks)}."
-    return title + "\n\n" + "\n".join(lines) + "\n"
+    text = title + "\n\n" + "\n".join(lines) + "\n"
+    if orientation == "rows":
+        text += "\n" + to_markdown_by_task(board)
+    return text
 
 
 def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models."""
-    names = [r.model.split("/")[-1] for r in board.rows]
+    names = _short_names(board)
     lines = ["| Task | Type | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for t in board.tasks:
         cells = [_pct(r.tasks.get(t.name)) or "–" for r in board.rows]
@@ -141,6 +191,29 @@ def _heatmap(board: Board) -> str:
     return "".join(parts)
 
 
+def _domain_bars(row, domains: list[str]) -> str:
+    """One or two domains make no polygon: bars instead."""
+    bar_w, left, height = 140, 90, 24 * len(domains) + 26
+    parts = [
+        f'<svg class="domain-bars" xmlns="http://www.w3.org/2000/svg" width="{left + bar_w + 50}" height="{height}" role="img" aria-label="{html.escape(row.model)} by domain">'
+    ]
+    for i, d in enumerate(domains):
+        v = row.domains.get(d)
+        y = 4 + 24 * i
+        parts.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" font-size="10">{html.escape(d)}</text>')
+        parts.append(
+            f'<rect class="bar" x="{left}" y="{y}" width="{bar_w * max(0.0, min(1.0, v or 0.0)):.1f}" height="18" fill="#2864c8">'
+            f"<title>{html.escape(row.model)} / {html.escape(d)}: {_pct(v) or 'missing'}</title></rect>"
+        )
+        parts.append(f'<text x="{left + bar_w + 4}" y="{y + 14}" font-size="10">{_pct(v) or "missing"}</text>')
+    parts.append(f'<text x="4" y="{height - 4}" font-size="12">{html.escape(row.model)}</text></svg>')
+    return "".join(parts)
+
+
+def _domain_chart(row, domains: list[str]) -> str:
+    return _radar(row, domains) if len(domains) >= 3 else _domain_bars(row, domains)
+
+
 def _radar(row, domains: list[str]) -> str:
     size, radius = 220, 80
     cx = cy = size / 2
@@ -167,8 +240,9 @@ def _radar(row, domains: list[str]) -> str:
 
 
 _SORT_SCRIPT = """
-document.querySelectorAll('#leaderboard th').forEach(function (th, col) {
+document.querySelectorAll('#leaderboard th, #tasks th').forEach(function (th) {
   th.addEventListener('click', function () {
+    var col = th.cellIndex;  // the column within its own table (there may be two tables)
     var body = th.closest('table').tBodies[0];
     var rows = Array.from(body.rows);
     var dir = th.dataset.dir === 'asc' ? -1 : 1;
@@ -188,8 +262,29 @@ document.body.dataset.ready = 'yes';
 """
 
 
-def to_html(board: Board) -> str:
-    head = ["Rank (Borda)", "Model", "Mean (Task)", "Mean (TaskType)", "Tasks", *board.types]
+def _cell(value, text) -> str:
+    return f'<td data-v="{"" if value is None else html.escape(str(value))}">{text}</td>'
+
+
+def _tasks_table(board: Board) -> str:
+    """Tasks as rows, models as columns."""
+    head = ["Task", "Type", *(r.model for r in board.rows)]
+    rows = []
+    for t in board.tasks:
+        cells = [_cell(t.name, html.escape(t.name)), _cell(t.type, html.escape(t.type))]
+        cells += [_cell(r.tasks.get(t.name), _pct(r.tasks.get(t.name))) for r in board.rows]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return (
+        '<h2>Tasks</h2>\n<table id="tasks"><thead><tr>'
+        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        + f"</tr></thead>\n<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def to_html(board: Board, per_task=None) -> str:
+    orientation = _orientation(per_task)
+    task_cols = [t.name for t in board.tasks] if orientation == "columns" else []
+    head = ["Rank (Borda)", "Model", "Mean (Task)", "Mean (TaskType)", "Tasks", *board.types, *task_cols]
     rows = []
     for r in board.rows:
         cells = [
@@ -200,10 +295,15 @@ def to_html(board: Board) -> str:
             (r.n_tasks, str(r.n_tasks)),
         ]
         cells += [(r.types.get(t), _pct(r.types.get(t))) for t in board.types]
-        tds = "".join(f'<td data-v="{"" if v is None else html.escape(str(v))}">{text}</td>' for v, text in cells)
-        rows.append(f"<tr>{tds}</tr>")
-    title = html.escape(board.benchmark or "maeb results")
+        cells += [(r.tasks.get(t), _pct(r.tasks.get(t))) for t in task_cols]
+        rows.append(f"<tr>{''.join(_cell(v, text) for v, text in cells)}</tr>")
+    title = html.escape(_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
     data = json.dumps(to_json(board)).replace("</", "<\\/")
+    if board.domains:
+        domains = f'<div class="radars" id="radars">{"".join(_domain_chart(r, board.domains) for r in board.rows)}</div>'
+    else:
+        domains = '<p id="radars">No task of this board records a domain.</p>'
+    tasks_table = _tasks_table(board) if orientation == "rows" else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} leaderboard</title>
 <style>
@@ -212,6 +312,7 @@ table {{ border-collapse: collapse; font-size: 13px; }}
 th, td {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; }}
 th {{ cursor: pointer; background: #f4f4f4; position: sticky; top: 0; }}
 td:nth-child(2), th:nth-child(2) {{ text-align: left; white-space: nowrap; }}
+#tasks td:nth-child(1), #tasks th:nth-child(1) {{ text-align: left; white-space: nowrap; }}
 .radars {{ display: flex; flex-wrap: wrap; gap: 8px; }}
 </style></head>
 <body>
@@ -220,21 +321,24 @@ td:nth-child(2), th:nth-child(2) {{ text-align: left; white-space: nowrap; }}
 Click a column to sort.</p>
 <table id="leaderboard"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in head)}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
+{tasks_table}
 <h2>Task types</h2>
 {_heatmap(board)}
 <h2>Domains</h2>
-<div class="radars" id="radars">{"".join(_radar(r, board.domains) for r in board.rows)}</div>
+{domains}
 <script type="application/json" id="leaderboard-data">{data}</script>
 <script>{_SORT_SCRIPT}</script>
 </body></html>
 """
 
 
-def render(board: Board, fmt: str) -> str:
+def render(board: Board, fmt: str, per_task=None) -> str:
+    """per_task: None, "columns" or "rows" (json always holds every task's score)."""
+    orientation = _orientation(per_task)
     if fmt == "csv":
-        return to_csv(board)
+        return to_csv_by_task(board) if orientation == "rows" else to_csv(board)
     if fmt == "json":
         return json.dumps(to_json(board), indent=2) + "\n"
     if fmt == "html":
-        return to_html(board)
-    return to_markdown(board)
+        return to_html(board, orientation)
+    return to_markdown(board, orientation)

@@ -78,7 +78,7 @@ def test_tasks_separate_models_as_their_training_predicts(lite_dir, tmp_path, mo
     monkeypatch.setenv("MAEB_LITE_DIR", str(lite_dir))
     out = tmp_path / "results"
     evaluate(MODELS, out, tmp_path / "cache", show_progress=False)
-    from maeb.cli import load_board
+    from maeb.leaderboard import load_board
 
     board, problems = load_board([out], "MAEB-lite", {})
     assert not problems
