@@ -13,6 +13,7 @@ import random
 import re
 import tarfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,8 +35,10 @@ PITCH = {"low": 220.0, "mid": 880.0, "high": 3520.0}
 
 # -- a scripted OpenAI-compatible server on 127.0.0.1 ----------------------------------------
 class ScriptedServer:
-    """POST /v1/chat/completions answered by reply(body) -> text, or ("status", code) for an error,
-    or ("raw", bytes) for a body that is not a chat completion."""
+    """POST /v1/chat/completions answered by reply(body), which returns the reply text, or
+    ("status", code[, headers]) for an error, ("raw", bytes) for a body that is not a chat completion,
+    ("message", message[, finish_reason]) for a chat completion with that message dict (refusals,
+    content filters), or ("slow", seconds, text) to answer only after a pause."""
 
     def __init__(self, reply):
         self.reply, self.requests, self.headers = reply, [], []
@@ -47,12 +50,31 @@ class ScriptedServer:
                 server.requests.append(body)
                 server.headers.append(dict(self.headers))
                 out = server.reply(body)
-                if isinstance(out, tuple) and out[0] == "status":
+                try:
+                    self._answer(out)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a timeout test)
+
+            def _answer(self, out):
+                kind = out[0] if isinstance(out, tuple) else "text"
+                if kind == "status":
                     self.send_response(out[1])
+                    for name, value in (out[2] if len(out) > 2 else {}).items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(b'{"error": "scripted"}')
                     return
-                payload = out[1] if isinstance(out, tuple) else json.dumps({"choices": [{"message": {"content": out}}]}).encode()
+                if kind == "slow":
+                    time.sleep(out[1])
+                    out = out[2]
+                    kind = "text"
+                if kind == "raw":
+                    payload = out[1]
+                elif kind == "message":
+                    choice = {"message": out[1], "finish_reason": out[2] if len(out) > 2 else "stop"}
+                    payload = json.dumps({"choices": [choice]}).encode()
+                else:
+                    payload = json.dumps({"choices": [{"message": {"content": out}}]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
@@ -65,7 +87,7 @@ class ScriptedServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()  # quick shutdown
         return self
 
     def __exit__(self, *exc):
@@ -109,13 +131,19 @@ def test_judge_caches_replies_by_model_and_prompt(tmp_path, monkeypatch):
     with ScriptedServer(lambda body: f"{len(user_text(body))} 5") as server:
         judge = Judge(Endpoint(server.url, "judge-x", "MAEB_TEST_KEY"), tmp_path, concurrency=3)
         prompts = [f"prompt {i}" for i in range(7)] + ["prompt 0"]
-        assert judge.ask(prompts) == [f"{len(p)} 5" for p in prompts]
+        assert judge.ask(prompts).texts == [f"{len(p)} 5" for p in prompts]
         assert len(server.requests) == 7 and server.headers[0]["Authorization"] == "Bearer sk-secret"
         again = Judge(Endpoint(server.url, "judge-x", "MAEB_TEST_KEY"), tmp_path)
-        assert again.ask(prompts[:3]) == [f"{len(p)} 5" for p in prompts[:3]] and len(server.requests) == 7
+        assert again.ask(prompts[:3]).texts == [f"{len(p)} 5" for p in prompts[:3]] and len(server.requests) == 7
         other = Judge(Endpoint(server.url, "judge-y"), tmp_path)
         other.ask(prompts[:1])
         assert len(server.requests) == 8  # another judge model is asked afresh
+        elsewhere = Judge(Endpoint(server.url + "/", "judge-x"), tmp_path)
+        elsewhere.ask(prompts[:1])
+        assert len(server.requests) == 8  # the same URL with a trailing slash is the same endpoint
+        with ScriptedServer(lambda body: "1 1") as second:
+            assert Judge(Endpoint(second.url, "judge-x"), tmp_path).ask(prompts[:1]).texts == ["1 1"]
+            assert len(second.requests) == 1  # the same model name on another server is asked afresh
         assert "sk-secret" not in json.dumps(judge.describe("v1"))
 
 
@@ -155,6 +183,92 @@ def test_judge_scores_parse_only_two_numbers(reply, expected):
 )
 def test_letter_extraction_never_guesses(reply, expected):
     assert multiple_choice.extract_letter(reply, {"A": "low", "B": "mid", "C": "high", "D": "None"}) == expected
+
+
+GENDER = {"A": "male", "B": "female"}
+COUNTS = {"A": "6", "B": "60", "C": "16", "D": "none"}
+
+
+@pytest.mark.parametrize(
+    "reply, options, expected",
+    [
+        # by substring, "female" and "The speaker is female" named both options (male is in female)
+        ("female", GENDER, "B"),
+        ("The speaker is female.", GENDER, "B"),
+        ("Male.", GENDER, "A"),
+        ("The voice sounds male to me", GENDER, "A"),
+        ("A female voice.", GENDER, "B"),  # the article is not the letter A
+        ("male or female", GENDER, None),  # both named: ambiguous, not guessed
+        ("B) female", GENDER, "B"),
+        ("60", COUNTS, "B"),
+        ("6", COUNTS, "A"),
+        ("There are 6 speakers.", COUNTS, "A"),
+        ("I count 60 voices", COUNTS, "B"),
+        ("16", COUNTS, "C"),
+        ("6 or 60", COUNTS, None),
+        ("about 6.5", COUNTS, None),  # not 6
+        ("a mid tone", {"A": "a mid tone", "B": "mid"}, "A"),  # the longest match wins
+        ("A dog barking", {"A": "cat", "B": "bird"}, None),
+    ],
+)
+def test_options_are_read_as_whole_words(reply, options, expected):
+    assert multiple_choice.extract_letter(reply, options) == expected
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [("B", "B"), ("(B)", "B"), ("The answer is C.", "C"), ("female", None), ("A female voice", "A"), ("", None)],
+)
+def test_air_bench_official_rule(reply, expected):
+    # score_foundation.py: the first character, else the second-to-last; it reads "A female voice" as A
+    assert multiple_choice.air_bench_letter(reply) == expected
+
+
+def test_answer_parsing_mode_is_a_labelled_protocol_parameter():
+    from maeb.data import Table
+    from maeb.errors import SpecError
+
+    replies = {"q0": "female", "q1": "B", "q2": "I am not sure", "q3": "A female voice."}
+    table = Table(
+        {
+            "audio": list(replies),
+            "question": ["Which gender?"] * 4,
+            "choice_a": ["male"] * 4,
+            "choice_b": ["female"] * 4,
+            "answer_gt": ["female"] * 4,
+            "task_name": ["Speaker_Gender_Recognition"] * 4,
+        }
+    )
+
+    def run(mode):
+        spec = SimpleNamespace(
+            name="t",
+            data=SimpleNamespace(audio_column="audio"),
+            protocol={**multiple_choice.PARAMS, "answer_parsing": mode},
+        )
+        return multiple_choice.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: replies[k]), spec, None)
+
+    ours = run("whole-option")
+    assert ours["answer_parsing"] == "whole-option" and ours["unparsed_answers"] == 1
+    assert ours["accuracy_Speaker_Gender_Recognition"] == 3 / 4 and ours["n_items"] == 4
+    official = run("air-bench")  # "female" and "I am not sure" are dropped; "A female voice." reads as A
+    assert official["answer_parsing"] == "air-bench" and official["unparsed_answers"] == 2
+    assert official["accuracy_Speaker_Gender_Recognition"] == 1 / 2 and official["n_items"] == 2
+    with pytest.raises(SpecError, match="answer_parsing 'guess'"):
+        run("guess")
+
+
+def test_mmac_category_outside_the_six_is_an_error(tmp_path):
+    from maeb.data import Table
+    from maeb.errors import DataError
+
+    targets = [{"dimension": "pitch", "category": "sound", "label": "low"}]
+    table = Table({"audio": ["c0"], "id": ["c0"], "targets": [targets]})
+    spec = SimpleNamespace(name="t", data=SimpleNamespace(audio_column="audio"), protocol=dict(mmac.PARAMS))
+    emb = ScriptedModel(lambda k, p: "a low tone")
+    emb.judge, emb.context = object(), "t [test]"
+    with pytest.raises(DataError, match="clip c0: target 'pitch' has category 'sound'; MMAC's categories are content"):
+        mmac.evaluate({"test": table}, "test", emb, spec, None)
 
 
 def test_mmac_judgements_and_aggregation():
@@ -293,7 +407,11 @@ eval_splits = ["test"]
             "prompt_version": "air-bench-chat-official",
             "temperature": 0,
             "max_tokens": 1024,
+            "timeout_s": 120.0,
+            "retries": 6,
+            "budget_s": 600.0,
         }
+        assert entry["judge_failed"] == 0 and entry["judge_failures"] == []
         swapped = [user_text(r) for r in server.requests if "clip 1?" in user_text(r)]  # reference mid, model high
         assert sorted(t.index("a mid tone") < t.index("a high tone") for t in swapped) == [False, True]
         assert "sk-do-not-record" not in (folder / "ChatFixture.json").read_text()
@@ -373,7 +491,7 @@ def test_mmac_local_folder_with_judge(tmp_path):
                     "id": f"c{i}",
                     "audio": f"audio/c{i}.wav",
                     "targets": [
-                        {"dimension": "pitch", "category": "sound", "label": "low", "scale": "binary"},
+                        {"dimension": "pitch", "category": "paralinguistic", "label": "low", "scale": "binary"},
                         {"dimension": "speaker gender", "category": "persona", "label": "female", "scale": "binary"},
                     ],
                 }
@@ -406,7 +524,7 @@ eval_splits = ["test"]
     entry = result(tmp_path, "MMACFixture")[0]["scores"]["test"][0]
     assert entry["unparsed_replies"] == 1 and entry["judgements"] == 4
     assert entry["coverage_pitch"] == 1.0 and entry["accuracy_pitch"] == 0.5 and entry["precision_pitch"] == 0.5
-    assert entry["coverage_speaker gender"] == 0.0 and entry["accuracy_persona"] == 0.0
+    assert entry["coverage_speaker gender"] == 0.0 and entry["accuracy_persona"] == 0.0 and entry["judge_failed"] == 0
     assert entry["main_score"] == pytest.approx((0.5 + 0.0) / 2)
 
 
@@ -478,6 +596,141 @@ metrics = ["bleu"]
         for n in range(1, 5):
             assert entry[f"bleu_{n}_{group}"] == pytest.approx(float(theirs.loc[group, f"Bleu_{n}"]), abs=1e-6)
     assert entry["main_score"] == pytest.approx(float(theirs.loc["score_caption", "Bleu_1"]), abs=1e-6)
+
+
+@needs_mecat
+def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
+    """A subsample without mixed clips, and a subtask whose generations all failed: BLEU used to end
+    the task with a KeyError; now the empty groups score 0 as in mecat and are named."""
+    from mecat.evaluate import evaluate as mecat_evaluate
+
+    from maeb.data import Table
+    from maeb.tasktypes.generative import mecat_reference_dir, read_mecat_references
+
+    refs = read_mecat_references(str(mecat_reference_dir("mecat", "caption")))
+    keys = mecat_keys("caption", 2, subsets=["S00", "0M0", "00A", "000"], seed=3)  # no mixed subset
+    predictions = {s: {k: refs[k][s][0] for k in keys} for s in captioning.PROMPTS if s != "music"}
+    by_prompt = {prompt: s for s, prompt in captioning.PROMPTS.items()}
+
+    class MusicFails(ScriptedModel):
+        def generate(self, clips, prompts, settings):
+            texts = [predictions.get(by_prompt[p], {}).get(c, "") for c, p in zip(clips, prompts)]
+            return texts, np.array([by_prompt[p] != "music" for p in prompts])
+
+    spec = SimpleNamespace(
+        name="t",
+        data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
+        protocol={**captioning.PARAMS, "metrics": ["bleu"]},
+    )
+    ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", MusicFails(None), spec, None)
+    assert ours["empty_groups"] == ["mixed_speech", "pure_music", "mixed_music", "mixed_sound"]
+    assert ours["n_pure_music"] == 0 and ours["bleu_4_pure_music"] == 0.0 and "bleu_pure_music" not in ours
+    theirs = mecat_evaluate(predicted_data={**predictions, "music": {}}, task="caption", metrics=["bleu"], device="cpu")
+    theirs = theirs.set_index("subtask")
+    for group in [*captioning.GROUPS, "score_caption"]:
+        for n in (1, 4):
+            assert ours[f"bleu_{n}_{group}"] == pytest.approx(float(theirs.loc[group, f"Bleu_{n}"]), abs=1e-6), group
+
+    qa_refs = read_mecat_references(str(mecat_reference_dir("mecat", "qa")))
+    by_category: dict[str, list[str]] = {}
+    for key, value in qa_refs.items():
+        by_category.setdefault(value["category"], []).append(key)
+    qa_keys = sorted(by_category["direct_perception"])[:3] + sorted(by_category["application_context"])[:3]
+    answers = {k: qa_refs[k]["answer"] for k in qa_keys}
+    questions = {qa_refs[k]["question"]: k for k in qa_keys}
+    spec.protocol = {**qa.PARAMS, "metrics": ["bleu"], "question_column": "json"}
+    table = Table({"audio": qa_keys, "__key__": qa_keys, "json": [{"question": qa_refs[k]["question"]} for k in qa_keys]})
+    ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None)
+    assert ours["empty_groups"] == [c for c in qa.CATEGORIES if c not in ("direct_perception", "application_context")]
+    # mecat's score_qa is the mean over all six categories, an empty one counting 0 (it was the mean of
+    # the non-empty ones here, and a stray bleu_score_qa of zeros beside it)
+    answered = ours["bleu_1_direct_perception"] + ours["bleu_1_application_context"]
+    assert answered > 0 and ours["bleu_1_score_qa"] == pytest.approx(answered / 6) and "bleu_score_qa" not in ours
+
+
+# -- FENSE's error checker: pinned, atomic, strict ---------------------------------------------
+def tiny_fense_checkpoint(folder: Path) -> dict:
+    """A FENSE-shaped checkpoint around a tiny random BERT saved in folder (its model_type)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "dog", "barks", "music", "plays"]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16)
+    bert = BertModel(config)
+    bert.save_pretrained(folder)
+    weights = {f"encoder.{k}": v for k, v in bert.state_dict().items()}
+    weights.update({"clf.weight": torch.randn(5, 8), "clf.bias": torch.zeros(5)})
+    return {"model_type": str(folder), "num_classes": 5, "state_dict": weights}
+
+
+def test_fense_checker_download_is_atomic_and_checksummed(tmp_path, monkeypatch):
+    import hashlib
+
+    import torch
+
+    from maeb.errors import DataError
+    from maeb.tasktypes import generative
+
+    source = tmp_path / "release" / "echecker_test.ckpt"
+    source.parent.mkdir()
+    torch.save(tiny_fense_checkpoint(tmp_path / "bert"), source)
+    good = hashlib.sha256(source.read_bytes()).hexdigest()
+    monkeypatch.setenv("MAEB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setitem(generative.FENSE_CHECKERS, "echecker_test", (source.as_uri(), good))
+    final = tmp_path / "cache" / "fense" / "echecker_test.ckpt"
+    final.parent.mkdir(parents=True)
+    final.write_bytes(source.read_bytes()[:1000])  # what an interrupted download of an older maeb left there
+    assert generative.fense_checkpoint("echecker_test") == final and final.read_bytes() == source.read_bytes()
+
+    check = generative.fense_error_checker("echecker_test")
+    assert check(["a dog barks", "music plays"]).shape == (2,)  # it loads and runs
+
+    final.unlink()
+    monkeypatch.setitem(generative.FENSE_CHECKERS, "echecker_test", (source.as_uri(), "0" * 64))
+    with pytest.raises(DataError, match=f"sha256 {good}, expected 0000"):
+        generative.fense_checkpoint("echecker_test")
+    assert list(final.parent.iterdir()) == []  # nothing at the final path, no partial file beside it
+
+    class Interrupted(io.BytesIO):
+        def read(self, *args):
+            raise ConnectionResetError("connection reset mid-download")
+
+    monkeypatch.setitem(generative.FENSE_CHECKERS, "echecker_test", (source.as_uri(), good))
+    monkeypatch.setattr("urllib.request.urlopen", lambda url, timeout=None: Interrupted())
+    with pytest.raises(DataError, match="cannot download the FENSE error checker echecker_test"):
+        generative.fense_checkpoint("echecker_test")
+    assert list(final.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize("damage", ["missing", "unexpected"])
+def test_fense_checker_weights_load_strictly(tmp_path, damage):
+    import torch
+
+    from maeb.errors import DataError
+    from maeb.tasktypes.generative import fense_error_checker
+
+    states = tiny_fense_checkpoint(tmp_path / "bert")
+    if damage == "missing":
+        del states["state_dict"]["encoder.encoder.layer.0.output.dense.weight"]
+    else:
+        states["state_dict"]["encoder.extra.weight"] = torch.zeros(1)
+    path = tmp_path / "damaged.ckpt"
+    torch.save(states, path)
+    with pytest.raises(DataError, match=rf"FENSE error checker {re.escape(str(path))}: weights do not fit.*{damage}"):
+        fense_error_checker(str(path))
+
+
+@needs_mecat
+def test_fense_checksums_are_the_ones_fense_pins():
+    from maeb.tasktypes.generative import FENSE_CHECKERS
+
+    pinned = (Path(importlib.util.find_spec("mecat").origin).parent / "DATE.py").read_text()  # carries FENSE's table
+    for name, (url, sha256) in FENSE_CHECKERS.items():
+        assert url in pinned and sha256 in pinned, name
 
 
 def _offline_sbert() -> str:

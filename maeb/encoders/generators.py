@@ -103,17 +103,21 @@ class OpenAIChatGenerator:
         concurrency=4,
         timeout=120.0,
         retries=4,
+        budget=900.0,
     ):
-        from ..judge import Endpoint
+        from ..judge import Endpoint, Gate
 
         base_url = base_url or os.environ.get("MAEB_API_URL")
         model = model or os.environ.get("MAEB_API_MODEL") or meta.name
         if not base_url:
             raise ModelError(f"model {meta.name!r}: set the endpoint with --option base_url=... or MAEB_API_URL")
-        self.endpoint = Endpoint(base_url, model, api_key_env, timeout, retries)
+        self.endpoint = Endpoint(
+            base_url, model, api_key_env, timeout=float(timeout), retries=int(retries), budget=float(budget), role="model"
+        )
         self.sample_rate = int(sample_rate)
         self.max_seconds = float(max_seconds)
         self.concurrency = int(concurrency)
+        self.gate = Gate()  # a Retry-After told to one thread holds back the others
 
     def config(self):
         return {"endpoint": self.endpoint.public(), "sample_rate": self.sample_rate, "max_seconds": self.max_seconds}
@@ -129,7 +133,7 @@ class OpenAIChatGenerator:
                 {"type": "input_audio", "input_audio": {"data": wav_base64(clip, self.sample_rate), "format": "wav"}},
                 {"type": "text", "text": prompt},
             ]
-            return chat(self.endpoint, [{"role": "user", "content": content}], **options).strip()
+            return chat(self.endpoint, [{"role": "user", "content": content}], gate=self.gate, **options).strip()
 
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(one, zip(clips, prompts)))

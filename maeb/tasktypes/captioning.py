@@ -5,7 +5,9 @@ each with its own prompt (or with one prompt for all, for models that follow no 
 Speech, music and sound are scored separately on pure clips (one source) and mixed clips; the
 groups follow MECAT's subsets. Per metric (BLEU, FENSE, DATE):
 score_caption = 0.4 (0.8 long + 0.2 short) + 0.4 (0.6 S_speech + 0.3 S_music + 0.1 S_sound)
-+ 0.2 environment, each S the mean of its pure and mixed groups."""
++ 0.2 environment, each S the mean of its pure and mixed groups. A group without clips (a subsampled
+run, or a subtask whose generations all failed) scores 0 under every metric, as mecat's own scorer
+scores it, and is listed in empty_groups (empty_groups == [] is a complete score_caption)."""
 
 from __future__ import annotations
 
@@ -95,6 +97,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
     scorer = sentence_metrics(p["sentence_model"], p["error_checker"]) if {"fense", "date"} & set(p["metrics"]) else None
     out: dict = {"n_clips": len(keys), "clips_without_reference": len(table) - len(rows)}
     per_metric: dict[str, dict[str, float]] = {}
+    empty: list[str] = []
     for group, (sub, subsets) in emb.progress(list(GROUPS.items()), "MECAT groups"):
         members = [k for k in keys if refs[k]["_subset"] in subsets and k in predictions[sub]]
         values = text_metrics(
@@ -106,11 +109,16 @@ def evaluate(data, split, emb, spec, state) -> dict:
             DATE_DELTA[sub],
         )
         out[f"n_{group}"] = len(members)
+        if not members:
+            empty.append(group)
         for metric, value in values.items():
             out[f"{metric.lower()}_{group}"] = value
             per_metric.setdefault(metric.lower(), {})[group] = value
     for metric, groups in per_metric.items():
         out[f"{metric}_score_caption"] = score_caption(groups)
+    # a group without clips (a subsample, or a subtask whose generations all failed) scores 0, as in
+    # mecat; listed here so that a score_caption holding such a 0 is never read as a complete one
+    out["empty_groups"] = empty
     out["generation"] = settings
     out["prompts"] = prompt_of
     out["_files"] = {f"{sub}_caption.csv": csv_file(sorted(predictions[sub].items())) for sub in subtasks}

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
+import os
+import shutil
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -90,49 +94,109 @@ def sentence_metrics(model: str, echecker: str, device: str = "cpu"):
     return SentenceMetrics(path, device=device, error_checker=checker)
 
 
+# FENSE's released error checkers with the sha256 FENSE's own code pins for them (the same pair is
+# in fense's evaluator and in mecat 1.1.0's DATE.py); a download that does not hash to it is refused.
 FENSE_CHECKERS = {
-    "echecker_clotho_audiocaps_base": "https://github.com/blmoistawinde/fense/releases/download/V0.1/echecker_clotho_audiocaps_base.ckpt",
-    "echecker_clotho_audiocaps_tiny": "https://github.com/blmoistawinde/fense/releases/download/V0.1/echecker_clotho_audiocaps_tiny.ckpt",
+    "echecker_clotho_audiocaps_base": (
+        "https://github.com/blmoistawinde/fense/releases/download/V0.1/echecker_clotho_audiocaps_base.ckpt",
+        "1a719f090af70614bbdb9f9437530b7e133c48cfa4a58d964de0d47fc974a2fa",
+    ),
+    "echecker_clotho_audiocaps_tiny": (
+        "https://github.com/blmoistawinde/fense/releases/download/V0.1/echecker_clotho_audiocaps_tiny.ckpt",
+        "90ed0ac5033ec497ec66d4f68588053813e085671136dae312097c96c504f673",
+    ),
 }
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_verified(url: str, path: Path, sha256: str, what: str) -> Path:
+    """url to path through a temporary file beside it, renamed into place only once its sha256 is
+    the pinned one: an interrupted or corrupted download never sits at the final path."""
+    import urllib.request
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
+            shutil.copyfileobj(response, out, 1 << 20)
+        got = sha256_file(Path(tmp))
+        if got != sha256:
+            raise DataError(f"{what}: the download from {url} has sha256 {got}, expected {sha256}; not used (try again)")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise DataError(f"cannot download {what} from {url} ({exc}); offline, set error_checker = 'none'") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def fense_checkpoint(name: str) -> Path:
+    """The checkpoint file of a FENSE error checker: a .ckpt path as given, or a released checker
+    in the maeb cache, downloaded once and verified against its pinned sha256 at every load (a
+    file left by an older, non-atomic download is found out and fetched again)."""
+    from ..cache import default_cache_dir
+
+    if name not in FENSE_CHECKERS:
+        path = Path(name)
+        if not path.is_file():
+            raise SpecError(f"unknown error checker {name!r}; use 'none', a .ckpt path or one of {sorted(FENSE_CHECKERS)}")
+        return path
+    url, sha256 = FENSE_CHECKERS[name]
+    path = default_cache_dir() / "fense" / f"{name}.ckpt"
+    if path.exists() and sha256_file(path) != sha256:
+        path.unlink()  # a partial or corrupted file from an earlier download: never load it
+    if not path.exists():
+        download_verified(url, path, sha256, f"the FENSE error checker {name}")
+    return path
+
+
+def _load_strict(module, states: dict, where: str) -> None:
+    """load_state_dict that names the checkpoint on any missing or unexpected weight. position_ids
+    are buffers that transformers versions keep or drop, never trained weights, so they are not
+    compared (FENSE leaves them out too)."""
+    own = {k for k in module.state_dict() if not k.endswith("position_ids")}
+    given = {k for k in states if not k.endswith("position_ids")}
+    missing, unexpected = sorted(own - given), sorted(given - own)
+    if missing or unexpected:
+        raise DataError(
+            f"{where}: weights do not fit the model (missing {missing[:5]}, unexpected {unexpected[:5]}); "
+            "a different or damaged checkpoint"
+        )
+    module.load_state_dict({k: v for k, v in states.items() if k in own}, strict=False)  # position_ids aside
 
 
 def fense_error_checker(name: str, device: str = "cpu", threshold: float = 0.9, penalty: float = 0.9):
     """FENSE's fluency-error detector (a BERT classifier released with FENSE), downloaded once into
     the maeb cache. Returns a function from sentences to penalty factors (1 or 1 - penalty)."""
     import re
-    import urllib.request
 
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from ..cache import default_cache_dir
-
-    path = Path(name)
-    if not path.exists():
-        if name not in FENSE_CHECKERS:
-            raise SpecError(f"unknown error checker {name!r}; use 'none', a .ckpt path or one of {sorted(FENSE_CHECKERS)}")
-        path = default_cache_dir() / "fense" / f"{name}.ckpt"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                urllib.request.urlretrieve(FENSE_CHECKERS[name], path)
-            except OSError as exc:
-                raise DataError(
-                    f"cannot download the FENSE error checker {name} ({exc}); offline, set echecker = 'none'"
-                ) from exc
-    states = torch.load(path, map_location="cpu", weights_only=True)
-    encoder = AutoModel.from_pretrained(states["model_type"])
-    head = torch.nn.Linear(encoder.config.hidden_size, states["num_classes"])
-    encoder.load_state_dict(
-        {
-            k[len("encoder.") :]: v
-            for k, v in states["state_dict"].items()
-            if k.startswith("encoder.") and "position_ids" not in k
-        },
-        strict=False,
+    path = fense_checkpoint(name)
+    try:
+        states = torch.load(path, map_location="cpu", weights_only=True)
+        model_type, num_classes, weights = states["model_type"], states["num_classes"], states["state_dict"]
+    except Exception as exc:
+        raise DataError(f"FENSE error checker {path}: not a FENSE checkpoint ({type(exc).__name__}: {exc})") from exc
+    stray = sorted(k for k in weights if not k.startswith(("encoder.", "clf.")))
+    if stray:
+        raise DataError(f"FENSE error checker {path}: unexpected weights {stray[:5]}; a different or damaged checkpoint")
+    encoder = AutoModel.from_pretrained(model_type)
+    head = torch.nn.Linear(encoder.config.hidden_size, num_classes)
+    _load_strict(
+        encoder, {k[len("encoder.") :]: v for k, v in weights.items() if k.startswith("encoder.")}, f"FENSE error checker {path}"
     )
-    head.load_state_dict({k[len("clf.") :]: v for k, v in states["state_dict"].items() if k.startswith("clf.")})
-    tokenizer = AutoTokenizer.from_pretrained(states["model_type"])
+    _load_strict(head, {k[len("clf.") :]: v for k, v in weights.items() if k.startswith("clf.")}, f"FENSE error checker {path}")
+    tokenizer = AutoTokenizer.from_pretrained(model_type)
     encoder.eval().to(device)
     head.eval().to(device)
 
@@ -164,6 +228,9 @@ def csv_file(rows: list[tuple[str, str]]) -> str:
     return buf.getvalue()
 
 
+METRIC_NAMES = {"bleu": ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4"], "fense": ["fense"], "date": ["date"]}
+
+
 def text_metrics(
     cands: list[str], refs: list[list[str]], keys: list[str], metrics: list[str], scorer, delta: float
 ) -> dict[str, float]:
@@ -171,7 +238,9 @@ def text_metrics(
 
     out: dict[str, float] = {}
     if not cands:
-        return {m: 0.0 for m in metrics}
+        # an empty group scores 0 under every metric's own names, as mecat's scorer reports it (so
+        # score_caption and score_qa stay what mecat's CLI gives); callers list the group as empty
+        return {name: 0.0 for m in metrics for name in METRIC_NAMES.get(m, [m])}
     if "bleu" in metrics:
         out.update(corpus_bleu(cands, refs))
     if "fense" in metrics:

@@ -4,9 +4,11 @@ The judge sees the clip's textual description, the question and two answers and 
 1-10 scores. Every item is judged twice, the reference first and then the model first, so neither
 position is favoured; the model's judge_score is its mean score over both orders, win_rate the share
 of judgements where it strictly beats the reference. A reply without two scores is not guessed: it
-is counted (unparsed_replies) and left out of the means. Categories pool tasks; AIR-Bench's mixed
-audio is the mean of speech_and_sound and speech_and_music; judge_score averages the reported
-categories (speech, sound, music, mixed)."""
+is counted (unparsed_replies) and left out of the means; so is a judgement the judge could not
+give (an HTTP error on that item, an empty or refused reply): judge_failed counts them, with the
+first reasons in judge_failures; they are not cached, so rerunning the task asks only them.
+Categories pool tasks; AIR-Bench's mixed audio is the mean of speech_and_sound and
+speech_and_music; judge_score averages the reported categories (speech, sound, music, mixed)."""
 
 from __future__ import annotations
 
@@ -84,21 +86,26 @@ def evaluate(data, split, emb, spec, state) -> dict:
     prompts = [p["prompt_template"].format(question=q) for q in table[p["question_column"]]]
     texts, ok = emb.generate(table[audio], prompts, generation_settings(p))
     rows = [i for i in range(len(table)) if ok[i]]
-    judge_prompts, owners = [], []
+    keys = [str(table[p["key_column"]][i]) if p["key_column"] in table else str(i) for i in range(len(table))]
+    judge_prompts, owners, labels = [], [], []
     for i in rows:
         fields = {"description": str(table[p["description_column"]][i]), "question": str(table[p["question_column"]][i])}
         ref, hyp = str(table[p["answer_column"]][i]), texts[i]
         judge_prompts.append(p["judge_prompt"].format(**fields, answer_1=ref, answer_2=hyp))
         owners.append((i, "model_second"))
+        labels.append(f"item {keys[i]} (reference first)")
         if p["swap"]:
             judge_prompts.append(p["judge_prompt"].format(**fields, answer_1=hyp, answer_2=ref))
             owners.append((i, "model_first"))
-    replies = emb.judge.ask(judge_prompts, progress=lambda it, n: emb.progress_iter(it, n, "judge"))
+            labels.append(f"item {keys[i]} (model first)")
+    replies = emb.judge.ask(judge_prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context)
     per_category: dict[str, dict[str, list]] = {}
     unparsed = 0
-    for (i, order), reply in zip(owners, replies):
+    for (i, order), reply in zip(owners, replies.texts):
         category = p["categories"].get(str(table[p["task_column"]][i]), str(table[p["task_column"]][i]))
         bucket = per_category.setdefault(category, {"model": [], "wins": [], "unparsed": 0})
+        if reply is None:  # the judge failed on it: counted in judge_failed, not in the means
+            continue
         scores = parse_scores(reply)
         if scores is None:
             unparsed += 1
@@ -107,7 +114,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
         model, reference = (scores[1], scores[0]) if order == "model_second" else scores
         bucket["model"].append(model)
         bucket["wins"].append(1.0 if model > reference else 0.0)
-    out: dict = {"n_items": len(rows), "judgements": len(replies), "unparsed_replies": unparsed}
+    out: dict = {"n_items": len(rows), "judgements": len(judge_prompts), "unparsed_replies": unparsed, **replies.record()}
     means = {}
     for category, bucket in sorted(per_category.items()):
         n = len(bucket["model"])
@@ -124,9 +131,5 @@ def evaluate(data, split, emb, spec, state) -> dict:
     out["win_rate"] = sum(wins) / len(wins) if wins else float("nan")
     out["judge"] = emb.judge.describe(p["prompt_version"])
     out["generation"] = generation_settings(p)
-    out["_files"] = {
-        "predictions.csv": csv_file(
-            [(str(table[p["key_column"]][i]) if p["key_column"] in table else str(i), texts[i]) for i in rows]
-        )
-    }
+    out["_files"] = {"predictions.csv": csv_file([(keys[i], texts[i]) for i in rows])}
     return out

@@ -3,8 +3,16 @@ for each of the clip's target dimensions (e.g. speaker gender = female) an LLM j
 the caption mentions the dimension and, if so, how well it agrees with the label (binary or graded,
 normalised to 0-1). Per dimension: Coverage = mentioned / valid, Precision = mean score over the
 mentioned, Accuracy = mean score over all valid with omissions scored 0. Dimensions are averaged
-within each of the categories, then categories equally. Replies that do not parse are counted
-(unparsed_replies) and their items left out.
+within each category, then the categories equally. MMAC's paper has six categories: content,
+background, persona, paralinguistic, dynamic and implication (5,638 clips, 13.04 h; English, and
+its dynamic subset also has Chinese). A target naming another category is an error naming its
+clip, so a typo cannot add a seventh category to the average (set protocol.categories = [] for local
+data with categories of its own). Replies that do not parse are counted (unparsed_replies) and their
+items left out; so are judgements the judge could not give (judge_failed, with the first reasons in
+judge_failures; not cached, so a rerun asks only them).
+
+maeb's judge prompt is its own (prompt_version maeb-mmac-v1), not taken from MMAC: scores are
+comparable between maeb runs with the same judge, not with the paper's tables.
 
 Local folder format (MMAC's data is not public yet): annotations.jsonl, one clip per line:
   {"id": "clip-1", "audio": "audio/clip-1.wav", "targets": [
@@ -15,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..errors import DataError
 from .generative import csv_file, generation_settings, require_judge
 
 NAME = "mmac"
@@ -27,12 +36,14 @@ JUDGE_PROMPT = (
     'Reply with one JSON object and nothing else: {{"mentioned": true or false, "score": number}} '
     "(use score 0 when the property is not mentioned)."
 )
+CATEGORIES = ["content", "background", "persona", "paralinguistic", "dynamic", "implication"]  # MMAC's paper
 SCALE_RULES = {"binary": "1 if it agrees, 0 if it does not.", "graded": "a number from 0 (contradicts) to 1 (fully agrees)."}
 PARAMS = {
     "prompt": "Describe this audio in detail.",
     "generation": {"max_new_tokens": 512},
     "judge_prompt": JUDGE_PROMPT,
     "prompt_version": "maeb-mmac-v1",
+    "categories": CATEGORIES,  # [] accepts any category (local data of one's own)
     "targets_column": "targets",
     "key_column": "id",
 }
@@ -91,14 +102,27 @@ def aggregate(records: list[tuple[str, str, bool, float]]) -> dict:
     return out
 
 
+def _check_category(target: dict, key, p: dict, spec) -> None:
+    allowed = p["categories"]
+    if allowed and target.get("category") not in allowed:
+        raise DataError(
+            f"{spec.name}: clip {key!s}: target {target.get('dimension')!r} has category {target.get('category')!r}; "
+            f"MMAC's categories are {', '.join(allowed)} (set protocol.categories = [] to allow others)"
+        )
+
+
 def evaluate(data, split, emb, spec, state) -> dict:
     p = spec.protocol
     require_judge(emb, spec)
     table = data[split]
     audio = spec.data.audio_column
     table.require([audio, p["targets_column"]])
+    keys = table[p["key_column"]] if p["key_column"] in table else [str(i) for i in range(len(table))]
+    for key, targets in zip(keys, table[p["targets_column"]]):  # before generating: a typo costs no model time
+        for target in targets:
+            _check_category(target, key, p, spec)
     captions, ok = emb.generate(table[audio], [p["prompt"]] * len(table), generation_settings(p))
-    prompts, owners = [], []
+    prompts, owners, labels = [], [], []
     for i in range(len(table)):
         if not ok[i]:
             continue
@@ -113,9 +137,12 @@ def evaluate(data, split, emb, spec, state) -> dict:
                 )
             )
             owners.append((target["category"], target["dimension"], scale))
-    replies = emb.judge.ask(prompts, progress=lambda it, n: emb.progress_iter(it, n, "judge"))
+            labels.append(f"clip {keys[i]} / {target['dimension']}")
+    replies = emb.judge.ask(prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context)
     records, unparsed = [], 0
-    for (category, dimension, scale), reply in zip(owners, replies):
+    for (category, dimension, scale), reply in zip(owners, replies.texts):
+        if reply is None:  # the judge failed on it: counted in judge_failed, left out like an unparsed reply
+            continue
         parsed = parse_judgement(reply, scale)
         if parsed is None:
             unparsed += 1
@@ -125,12 +152,12 @@ def evaluate(data, split, emb, spec, state) -> dict:
     out.update(
         {
             "n_clips": int(ok.sum()),
-            "judgements": len(replies),
+            "judgements": len(prompts),
             "unparsed_replies": unparsed,
+            **replies.record(),
             "judge": emb.judge.describe(p["prompt_version"]),
             "generation": generation_settings(p),
         }
     )
-    keys = table[p["key_column"]] if p["key_column"] in table else [str(i) for i in range(len(table))]
     out["_files"] = {"captions.csv": csv_file([(str(keys[i]), captions[i]) for i in range(len(table)) if ok[i]])}
     return out

@@ -3,7 +3,8 @@
 The question is the prompt; answers are scored with BLEU, FENSE and DATE within each of MECAT's
 six categories (direct perception, sound characteristics, quality assessment, environment
 reasoning, inference and judgement, application context); score_qa is their mean. MECAT scores QA
-groups with the DATE band of its "long" captions.
+groups with the DATE band of its "long" captions. A category without answers scores 0 under every
+metric, as mecat scores it, and is listed in empty_groups.
 
 References come from MECAT's files (matched by key), or from the task's own columns when
 answer_column is set (any local data: question from question_column or one fixed question,
@@ -100,6 +101,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
     categories = p["categories"] if not p["answer_column"] else sorted({refs[k]["category"] for k in keys})
     out: dict = {"n_questions": len(keys), "questions_without_reference": len(table) - len(rows)}
     per_metric: dict[str, list[float]] = {}
+    empty: list[str] = []  # categories without answers score 0, as in mecat, and are listed
     for category in emb.progress(categories, "QA categories"):
         members = [k for k in keys if refs[k].get("category") == category and k in answers]
         answer_refs = [
@@ -107,11 +109,14 @@ def evaluate(data, split, emb, spec, state) -> dict:
         ]
         values = text_metrics([answers[k] for k in members], answer_refs, members, p["metrics"], scorer, DATE_DELTA["long"])
         out[f"n_{category}"] = len(members)
+        if not members:
+            empty.append(category)
         for metric, value in values.items():
             out[f"{metric.lower()}_{category}"] = value
             per_metric.setdefault(metric.lower(), []).append(value)
     for metric, values in per_metric.items():
         out[f"{metric}_score_qa"] = sum(values) / len(values)
+    out["empty_groups"] = empty
     out["generation"] = settings
     out["_files"] = {"qa_predictions.csv": csv_file(sorted(answers.items()))}
     return out
