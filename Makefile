@@ -11,22 +11,26 @@ $(PY):
 	$(PIP) install -q --upgrade pip
 
 # torch first, pinned to the CPU wheel on this machine's disk, so the range in pyproject keeps it
+# constraints.txt pins every version, so a fresh clone computes the vectors the reference run did
 install: $(PY)
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q ".[offline]"
-	$(PIP) install -q --no-deps resemblyzer==0.1.4 openwakeword==0.5.1
+	$(PIP) install -q -c constraints.txt ".[offline]"
+	$(PIP) install -q --no-deps -c constraints.txt resemblyzer==0.1.4 openwakeword==0.5.1
 
 install-dev: $(PY)
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e ".[offline,test]"
-	$(PIP) install -q --no-deps resemblyzer==0.1.4 openwakeword==0.5.1
+	$(PIP) install -q -c constraints.txt -e ".[offline,test]"
+	$(PIP) install -q --no-deps -c constraints.txt resemblyzer==0.1.4 openwakeword==0.5.1
+	# family packages the tests build random-weight models of; --no-deps: they declare torchaudio
+	$(PIP) install -q --no-deps torch-vggish-yamnet==0.2.1 wav2clip==0.1.0
 
 debian:
 	bash scripts/install_debian.sh
 
-# the README's main job: offline models on MAEB-lite, leaderboard printed and written to results/maeb-lite
+# the README's main job: offline models on MAEB-lite into runs/maeb-lite, leaderboard printed, and the
+# run compared cell by cell with the committed reference (results/maeb-lite)
 lite: install debian
-	$(PY) -m maeb lite
+	$(PY) -m maeb lite --check
 
 test: install-dev debian
 	$(PY) -m ruff check maeb tests scripts

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +27,7 @@ class AudioRef:
     It never holds decoded audio, so a task over 100k clips costs little memory. The content key
     is a hash of the encoded bytes plus the segment, computed once per reference."""
 
-    __slots__ = ("name", "path", "_data", "_fetch", "start", "end", "_key")
+    __slots__ = ("name", "path", "_data", "_fetch", "start", "end", "_key", "decode_rate")
 
     def __init__(
         self,
@@ -37,6 +38,7 @@ class AudioRef:
         fetch: Callable[[], bytes] | None = None,
         start: float | None = None,
         end: float | None = None,
+        decode_rate: int | None = None,
     ):
         if path is None and data is None and fetch is None:
             raise ValueError(f"clip {name!r} has neither a path nor bytes")
@@ -46,6 +48,8 @@ class AudioRef:
         self._fetch = fetch
         self.start = start
         self.end = end
+        # a hub dataset's declared sampling rate: datasets (and so mteb) decodes at that rate
+        self.decode_rate = decode_rate
         self._key: str | None = None
 
     def read(self) -> bytes:
@@ -68,6 +72,8 @@ class AudioRef:
             digest = hashlib.blake2b(self.read(), digest_size=16)
             if self.start is not None or self.end is not None:
                 digest.update(f"|{self.start}:{self.end}".encode())
+            if self.decode_rate:
+                digest.update(f"|decoded at {self.decode_rate}".encode())
             self._key = digest.hexdigest()
         return self._key
 
@@ -83,6 +89,7 @@ class LengthPolicy:
     max_seconds: float | None = 30.0
     min_samples: int = 0
     keep: str = "head"
+    resampler: str = "soxr-hq"  # see RESAMPLERS; the protocol chooses
 
     @property
     def max_samples(self) -> int | None:
@@ -92,14 +99,41 @@ class LengthPolicy:
         return asdict(self)
 
 
+_OBJECT_REPR = re.compile(r"<[^<>]* object at 0x[0-9a-fA-F]+>")
+
+
+def _wav_shortfall(data: bytes) -> tuple[int, int] | None:
+    """(declared, present) bytes of a WAV file's sample data when the file stops early: libsndfile
+    then decodes what is there without a word, so a cut-off download would score as a short clip."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return None
+    offset = 12
+    while offset + 8 <= len(data):
+        chunk, size = data[offset : offset + 4], int.from_bytes(data[offset + 4 : offset + 8], "little")
+        if chunk == b"data":
+            present = len(data) - offset - 8
+            if 0 < size < 0xFFFFFFFF and size > present:  # 0 and 0xFFFFFFFF mark streamed files
+                return size, present
+            return None
+        offset += 8 + size + (size & 1)
+    return None
+
+
 def decode(data: bytes, name: str) -> tuple[np.ndarray, int]:
     """Decode WAV/FLAC/MP3/OGG bytes to mono float32; reject what would silently corrupt a score."""
     if not data:
         raise AudioError(name, "empty file (0 bytes)")
+    shortfall = _wav_shortfall(data)
+    if shortfall:
+        raise AudioError(
+            name, f"truncated WAV: its header declares {shortfall[0]} bytes of samples, the file holds {shortfall[1]}"
+        )
     try:
         samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except Exception as exc:  # libsndfile raises several types for corrupt input
-        raise AudioError(name, f"cannot decode audio ({exc}); is it WAV, FLAC, MP3 or OGG?") from exc
+        # the library names its in-memory buffer by address, which would make identical runs differ
+        reason = _OBJECT_REPR.sub("the clip", str(exc))
+        raise AudioError(name, f"cannot decode audio ({reason}); is it WAV, FLAC, MP3 or OGG?") from exc
     if samples.shape[0] == 0:
         raise AudioError(name, "zero-length audio (no samples)")
     mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
@@ -125,9 +159,22 @@ def probe_frames(ref: AudioRef, target_rate: int) -> int:
     return int(seconds * target_rate)
 
 
+def clip_seconds(ref: AudioRef) -> float:
+    """Duration from the header alone (0 when it cannot be read)."""
+    try:
+        info = sf.info(io.BytesIO(ref.read()))
+    except Exception:
+        return 0.0
+    return info.frames / info.samplerate if info.samplerate else 0.0
+
+
 def load(ref: AudioRef, policy: LengthPolicy) -> np.ndarray:
     """Bytes to the exact array the encoder receives: mono, resampled once, cut to the policy."""
     samples, rate = decode(ref.read(), ref.name)
+    if ref.decode_rate and ref.decode_rate != rate:
+        # mteb's datasets resample to the declared rate while decoding (FFmpeg's resampler there,
+        # the protocol's here), then mteb resamples again to the model's rate
+        samples, rate = resample(samples, rate, ref.decode_rate, policy.resampler), ref.decode_rate
     if ref.start is not None or ref.end is not None:
         lo = int((ref.start or 0.0) * rate)
         hi = len(samples) if ref.end is None else int(ref.end * rate)
@@ -135,15 +182,32 @@ def load(ref: AudioRef, policy: LengthPolicy) -> np.ndarray:
         if samples.size == 0:
             raise AudioError(ref.name, f"segment {ref.start}-{ref.end} s holds no samples")
     if policy.max_seconds is not None and policy.keep == "head":
-        # cut before resampling so long clips cost no resampling work past the window
-        samples = samples[: int(np.ceil(policy.max_seconds * rate)) + 16]
+        # cut before resampling so long clips cost no resampling work past the window; the margin
+        # covers the resampling filter's reach, so the kept samples equal those of the whole clip
+        margin = 8 * int(np.ceil(max(1.0, rate / policy.sample_rate))) + 8
+        samples = samples[: int(np.ceil(policy.max_seconds * rate)) + margin]
     if rate != policy.sample_rate:
-        samples = soxr.resample(samples, rate, policy.sample_rate).astype(np.float32, copy=False)
+        samples = resample(samples, rate, policy.sample_rate, policy.resampler)
     if policy.max_samples is not None:
         samples = samples[: policy.max_samples]
     if samples.size < policy.min_samples:
         samples = np.pad(samples, (0, policy.min_samples - samples.size))
     return samples
+
+
+RESAMPLERS = ("torchaudio-sinc-hann", "soxr-hq")
+
+
+def resample(samples: np.ndarray, rate: int, target: int, method: str) -> np.ndarray:
+    """torchaudio-sinc-hann: torchaudio.functional.resample's defaults, which mteb uses (our own
+    implementation, maeb.resample); soxr-hq: soxr's high-quality resampler (faster, not mteb's)."""
+    if method == "soxr-hq":
+        return soxr.resample(samples, rate, target).astype(np.float32, copy=False)
+    if method == "torchaudio-sinc-hann":
+        from .resample import resample as sinc_resample
+
+        return sinc_resample(samples, rate, target)
+    raise ValueError(f"unknown resampler {method!r}; known: {', '.join(RESAMPLERS)}")
 
 
 def plan_batches(lengths: Sequence[int], batch_size: int, mode: str = "padded") -> list[list[int]]:

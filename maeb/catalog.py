@@ -6,12 +6,10 @@ a path to a .toml/.json file is accepted wherever a name is."""
 
 from __future__ import annotations
 
-import importlib.resources
+import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
-
-import tomllib
 
 from .encoders import FAMILIES, SIMILARITIES, ModelMeta
 from .errors import SpecError, UnknownName, check_keys
@@ -34,15 +32,35 @@ MODEL_FIELDS = {
     "framework",
     "notes",
     "options",
+    "training_datasets",
+    "adapted_from",
+    "superseded_by",
+    "public_training_code",
+    "public_training_data",
+    "use_instructions",
+    "max_tokens",
+    "n_embedding_parameters",
+    "memory_usage_mb",
+    "model_type",
+    "citation",
+    "published",
+    "extra",
+    "requires",
 }
 
 
 def catalog_dir(kind: str) -> Path:
-    """tasks/ or models/ of a source checkout, else the copy installed inside the package."""
+    """tasks/ or models/ of a source checkout, else the copy installed inside the package
+    (maeb/_catalog/{kind}; the folders below _catalog are data, not packages)."""
     source = Path(__file__).resolve().parent.parent / kind
     if source.is_dir() and (source.parent / "pyproject.toml").exists():
         return source
-    return Path(str(importlib.resources.files(f"maeb._catalog.{kind}")))
+    from . import _catalog
+
+    installed = Path(_catalog.__file__).resolve().parent / kind
+    if not installed.is_dir():
+        raise SpecError(f"maeb's catalog folder {installed} is missing; reinstall maeb")
+    return installed
 
 
 # -- models ---------------------------------------------------------------------------------
@@ -56,7 +74,7 @@ def parse_model(raw: dict, where: str) -> ModelMeta:
     if raw.get("similarity", "cosine") not in SIMILARITIES:
         check_keys(f"{where}: similarity", {raw["similarity"]: None}, set(SIMILARITIES))
     values = dict(raw)
-    for key in ("aliases", "modalities", "languages", "framework"):
+    for key in ("aliases", "modalities", "languages", "framework", "training_datasets", "model_type", "requires"):
         if key in values:
             values[key] = tuple(values[key])
     return ModelMeta(**values, source=where)

@@ -45,6 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
         default="error",
         help="undecodable, empty or NaN clips: stop with an error (default) or skip them and record the count",
     )
+    run.add_argument(
+        "--on-leak",
+        choices=["warn", "error"],
+        default="warn",
+        help="clips byte-identical in the training and an evaluation split: warn and record the count (default) or stop",
+    )
+    run.add_argument(
+        "--protocol",
+        default=None,
+        help="reference protocol: maeb (default: the published MAEB leaderboard's) or mteb-2.26 (mteb 2.26.24); "
+        "recorded in every result",
+    )
+    run.add_argument(
+        "--resampler",
+        choices=["torchaudio-sinc-hann", "soxr-hq"],
+        help="override the protocol's resampler (soxr-hq: 1.2-5x faster, not mteb's; results go to an experiment folder)",
+    )
     run.add_argument("--overwrite", action="store_true", help="re-run tasks that already have a result file")
     run.add_argument(
         "--option",
@@ -60,6 +77,28 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--judge-model", help="the judge's model name, recorded in results")
     run.add_argument("--judge-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's API key")
     run.add_argument("--judge-concurrency", type=int, default=8)
+    run.add_argument(
+        "--judge-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="seconds to wait for one judge reply before the try counts as failed (default 120)",
+    )
+    run.add_argument(
+        "--judge-retries",
+        type=int,
+        default=6,
+        metavar="N",
+        help="retries of one judge item after 429, 5xx, timeouts or connection errors (default 6)",
+    )
+    run.add_argument(
+        "--judge-budget",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="most seconds one judge item may take over all its tries and waits, Retry-After included; "
+        "then it fails alone, is recorded in judge_failed and asked again on a rerun (default 600)",
+    )
 
     board = sub.add_parser("leaderboard", help="rank models from result folders or a main_scores.csv")
     board.add_argument("--results", nargs="+", type=Path, required=True, help="results folders (mteb layout) or CSV files")
@@ -67,7 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--format", choices=["md", "csv", "json", "html"], default="md")
     board.add_argument("--out", type=Path, help="write here instead of printing")
     board.add_argument("--revision", action="append", default=[], metavar="MODEL=REV", help="use this revision of a model")
-    board.add_argument("--per-task", action="store_true", help="markdown: one column per task too")
+    board.add_argument("--tasks", nargs="+", metavar="T", help="only these tasks (names; with --benchmark, some of its tasks)")
+    board.add_argument(
+        "--per-task",
+        nargs="?",
+        const="columns",
+        choices=["columns", "rows"],
+        help="md/html/csv: a column per task (plain --per-task), or a table of tasks as rows and models as columns "
+        "(json always holds every task's score)",
+    )
 
     sel = sub.add_parser("select", help="choose a non-redundant task subset (MAEB's procedure)")
     sel.add_argument("--results", nargs="+", type=Path, required=True)
@@ -93,14 +140,36 @@ def build_parser() -> argparse.ArgumentParser:
     lite.add_argument("--seed", type=int, default=0)
     lite.add_argument("--force", action="store_true", help="rebuild even if a build of this seed exists")
     lite.add_argument("--models", nargs="+", help="models to evaluate (default: the offline models and the MFCC baseline)")
-    lite.add_argument("--output-dir", type=Path, default=Path("results/maeb-lite"))
+    lite.add_argument(
+        "--output-dir",
+        type=Path,
+        default=Path("runs/maeb-lite"),
+        help="where results and leaderboards go (default: runs/maeb-lite; the committed reference stays untouched)",
+    )
+    lite.add_argument("--check", action="store_true", help="compare the run with the committed reference, cell by cell")
+    lite.add_argument("--reference", type=Path, help="reference results to --check against (default: the committed run)")
+    lite.add_argument("--tolerance", type=float, default=1e-6, help="largest score difference a --check accepts")
     lite.add_argument("--cache-dir", type=Path)
     lite.add_argument("--quiet", action="store_true")
 
     lst = sub.add_parser("list", help="list models, tasks or benchmarks")
-    lst.add_argument("what", choices=["models", "tasks", "benchmarks"])
+    lst.add_argument("what", choices=["models", "tasks", "benchmarks", "protocols"])
     lst.add_argument("--benchmark", help="only the tasks of this benchmark")
     lst.add_argument("--json", action="store_true")
+    lst.add_argument(
+        "--published",
+        action="store_true",
+        help="models: only those with published MAEB results, and how many of them can run here",
+    )
+
+    chk = sub.add_parser("check-model", help="smoke-check a model entry on synthetic tones (shapes, determinism, batching, config, tasks)")
+    chk.add_argument("entry", help="registered model name or alias, or a model entry .toml")
+    chk.add_argument("--tiny", action="store_true", help="build the family's tiny random variant instead of loading its weights")
+    chk.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    chk.add_argument("--protocol", default=None, help="reference protocol whose rules the encoder follows (default mteb-2.26)")
+    chk.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE", help="encoder option")
+    chk.add_argument("--no-config-probes", action="store_true", help="skip reloading the encoder once per option")
+    chk.add_argument("--no-tasks", action="store_true", help="skip running the task types")
     return parser
 
 
@@ -113,7 +182,23 @@ def _judge_endpoint(args):
         raise MaebError("--judge-url needs --judge-model (the judge's name is recorded in every result)")
     from .judge import Endpoint
 
-    return Endpoint(url, model, args.judge_key_env)
+    if not url.startswith(("http://", "https://")):
+        raise MaebError(
+            f"--judge-url {url!r}: give the judge's base URL with http:// or https:// (e.g. https://api.openai.com/v1)"
+        )
+    for flag, value in (("--judge-timeout", args.judge_timeout), ("--judge-budget", args.judge_budget)):
+        if not value > 0:
+            raise MaebError(f"{flag} must be a positive number of seconds, got {value}")
+    if args.judge_retries < 0:
+        raise MaebError(f"--judge-retries must be 0 or more, got {args.judge_retries}")
+    return Endpoint(
+        url,
+        model,
+        args.judge_key_env,
+        timeout=args.judge_timeout,
+        retries=args.judge_retries,
+        budget=args.judge_budget,
+    )
 
 
 def cmd_run(args) -> int:
@@ -133,7 +218,13 @@ def cmd_run(args) -> int:
 def _run(args) -> int:
     from . import catalog
     from .cache import default_cache_dir
+    from .protocols import DEFAULT_PROTOCOL, get_protocol
     from .runner import RunConfig, run
+
+    if args.protocol:
+        get_protocol(args.protocol)
+    if args.quiet:
+        _quiet_libraries()
 
     if not args.tasks and not args.benchmark:
         raise MaebError("run needs --tasks or --benchmark")
@@ -154,6 +245,9 @@ def _run(args) -> int:
         batch_size=args.batch_size,
         workers=args.workers,
         on_bad_audio=args.on_bad_audio,
+        on_leak=args.on_leak,
+        protocol=args.protocol or DEFAULT_PROTOCOL,
+        resampler=args.resampler,
         overwrite=args.overwrite,
         show_progress=not args.quiet and sys.stderr.isatty(),
         strict_modalities=False,
@@ -178,6 +272,21 @@ def _run(args) -> int:
     return 0
 
 
+def _quiet_libraries() -> None:
+    """--quiet also silences the progress bars of the libraries maeb calls."""
+    import logging
+
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    try:
+        import datasets
+
+        datasets.disable_progress_bars()
+        datasets.logging.set_verbosity_error()
+    except ImportError:
+        pass
+    logging.getLogger("datasets").setLevel(logging.ERROR)
+
+
 def print_plan(meta, specs, cfg) -> int:
     from .runner import plan
 
@@ -185,62 +294,36 @@ def print_plan(meta, specs, cfg) -> int:
     width = max(len(r["task"]) for r in rows)
     print(f"{'task':{width}}  {'type':29}  subsets  {'clips':>8}  {'hours':>7}  {'cached':>8}  status")
     for r in rows:
-        status = "done" if r["done"] else (f"skip: {r['skip']}" if r["skip"] else "to run")
+        if isinstance(r["done"], str):
+            status = f"stop: {r['done']} (--overwrite replaces it)"
+        else:
+            status = "done" if r["done"] else (f"skip: {r['skip']}" if r["skip"] else "to run")
         print(
-            f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.1f}  {r['cached_clips']:8}  {status}"
+            f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.2f}  {r['cached_clips']:8}  {status}"
         )
-    todo = [r for r in rows if not r["done"] and not r["skip"]]
+    todo = [r for r in rows if r["done"] is not True and not r["skip"]]
     print(
         f"total: {len(rows)} tasks, {len(todo)} to run, {sum(r['clips'] for r in todo)} clips "
-        f"({sum(r['hours'] for r in todo):.1f} h of audio) to embed at most, "
+        f"({sum(r['hours'] for r in todo):.2f} h of audio) to embed at most, "
         f"{sum(r['cached_clips'] for r in rows)} clips already cached for {meta.name}"
     )
     return 0
 
 
-def load_board(results, benchmark_name, pins):
-    from . import catalog
-    from .leaderboard import aggregate, task_infos
-    from .scores import choose_revisions, read_scores
-
-    bench = catalog.find_benchmark(benchmark_name) if benchmark_name else None
-    main_scores = {}
-    for name in bench.tasks if bench else []:
-        main_scores[name] = catalog.find_task(name).main_score
-    scores, problems = read_scores(results, main_scores)
-    if not bench:
-        for task in {s.task for s in scores} & set(catalog.task_files()):
-            main_scores[task] = catalog.find_task(task).main_score
-        scores, problems = read_scores(results, main_scores)
-    registered = {m.name: m.revision for m in catalog.models().values()}
-    scores = choose_revisions(scores, pins, registered)
-    tasks = list(bench.tasks) if bench else None
-    board = aggregate(
-        scores,
-        tasks,
-        bench.subsets if bench else None,
-        task_infos(tasks or {s.task for s in scores}),
-        bench.name if bench else None,
-    )
-    return board, problems
-
-
 def cmd_leaderboard(args) -> int:
+    from .leaderboard import load_board, report_lines
     from .report import render
 
     pins = dict(p.split("=", 1) for p in args.revision if "=" in p)
-    board, problems = load_board(args.results, args.benchmark, pins)
-    for problem in problems[:20]:
-        print(f"maeb: skipped {problem}", file=sys.stderr)
-    if len(problems) > 20:
-        print(f"maeb: ... and {len(problems) - 20} more problems", file=sys.stderr)
+    board, problems = load_board(args.results, args.benchmark, pins, args.tasks)
+    for line in report_lines(problems, board.notes):
+        print(line, file=sys.stderr)
     if not board.rows:
-        raise MaebError(f"no results for {args.benchmark or 'any task'} under {', '.join(map(str, args.results))}")
-    text = (
-        render(board, args.format)
-        if args.format != "md"
-        else __import__("maeb.report", fromlist=["x"]).to_markdown(board, args.per_task)
-    )
+        scope = args.benchmark or "any task"
+        if args.tasks:
+            scope += f" (tasks {', '.join(args.tasks)})"
+        raise MaebError(f"no results for {scope} under {', '.join(map(str, args.results))}")
+    text = render(board, args.format, args.per_task)
     if args.out:
         from .results import write_text_atomic
 
@@ -252,16 +335,16 @@ def cmd_leaderboard(args) -> int:
 
 
 def _scores_for(results, task_names):
+    """Valid scores of these tasks, one revision per model and task; what was left out goes to stderr."""
     from . import catalog
-    from .scores import choose_revisions, read_scores
+    from .leaderboard import catalog_info, report_lines
+    from .scores import choose_revisions, read_results
 
-    known = set(catalog.task_files())
-    main = {t: catalog.find_task(t).main_score for t in task_names if t in known}
-    scores, problems = read_scores(results, main)
-    for problem in problems[:10]:
-        print(f"maeb: skipped {problem}", file=sys.stderr)
+    res = read_results(results, catalog_info, task_names)
+    for line in report_lines(res.problems, res.notes):
+        print(line, file=sys.stderr)
     registered = {m.name: m.revision for m in catalog.models().values()}
-    return choose_revisions(scores, None, registered)
+    return choose_revisions(res.scores, None, registered)
 
 
 def cmd_select(args) -> int:
@@ -338,13 +421,41 @@ def cmd_lite(args) -> int:
         args.force,
         not args.quiet and sys.stderr.isatty(),
         build_only=args.action == "build",
+        check=args.check,
+        reference=args.reference,
+        tolerance=args.tolerance,
     )
+
+
+def _list_protocols(as_json: bool) -> int:
+    """The reference protocols and each family's settings, printed from maeb.protocols itself."""
+    from .protocols import DEFAULT_PROTOCOL, PROTOCOLS
+
+    if as_json:
+        rows = [{**p.describe(), "default": p.name == DEFAULT_PROTOCOL, "families": p.families, "notes": list(p.notes)} for p in PROTOCOLS.values()]
+        print(json.dumps(rows, indent=2))
+        return 0
+    for p in PROTOCOLS.values():
+        print(f"{p.name}{' (default)' if p.name == DEFAULT_PROTOCOL else ''}: {p.reference}")
+        print(f"  resampler {p.resampler}; text documents {p.text_documents}")
+        for family, table in p.families.items():
+            for arch in table:
+                merged = p.family_rules(family, None if arch == "*" else arch)
+                label = family if arch == "*" else f"{family} [{arch}]"
+                print(f"  {label:32} " + ", ".join(f"{k}={v}" for k, v in merged.items()))
+        for note in p.notes:
+            print(f"  note: {note}")
+    return 0
 
 
 def cmd_list(args) -> int:
     from . import catalog
 
+    if args.what == "protocols":
+        return _list_protocols(args.json)
     if args.what == "models":
+        from .encoders import runnable_problems
+
         rows = [
             {
                 "name": m.name,
@@ -355,8 +466,13 @@ def cmd_list(args) -> int:
                 "embed_dim": m.embed_dim,
                 "modalities": list(m.modalities),
                 "license": m.license,
+                "published": m.published,
+                "runnable": not problems,
+                "not_runnable_because": problems,
             }
             for m in catalog.models().values()
+            if m.published or not args.published
+            for problems in [runnable_problems(m)]
         ]
     elif args.what == "benchmarks":
         rows = []
@@ -385,11 +501,16 @@ def cmd_list(args) -> int:
         ]
     if args.json:
         print(json.dumps(rows, indent=2))
+        if args.what == "models" and args.published:
+            print(_published_summary(rows), file=sys.stderr)
         return 0
     if args.what == "models":
         for r in rows:
             alias = f" ({', '.join(r['aliases'])})" if r["aliases"] else ""
-            print(f"{r['name']}{alias}  [{r['family']}, {'+'.join(r['modalities'])}, dim {r['embed_dim']}]")
+            marks = (", published" if r["published"] else "") + ("" if r["runnable"] else ", not runnable here")
+            print(f"{r['name']}{alias}  [{r['family']}, {'+'.join(r['modalities'])}, dim {r['embed_dim']}{marks}]")
+        if args.published:
+            print(_published_summary(rows))
     elif args.what == "benchmarks":
         for r in rows:
             types = ", ".join(f"{n} {t}" for t, n in sorted(r["types"].items()))
@@ -403,6 +524,34 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _published_summary(rows) -> str:
+    runnable = sum(r["runnable"] for r in rows)
+    return (
+        f"{len(rows)} models with published MAEB results; {runnable} runnable here (their packages are installed; "
+        "weights come from the hub, or a local copy given as --option path=...)"
+    )
+
+
+def cmd_check_model(args) -> int:
+    from . import catalog
+    from .checkmodel import check_model
+
+    if args.protocol:
+        from .protocols import get_protocol
+
+        get_protocol(args.protocol)
+    report = check_model(
+        catalog.find_model(args.entry),
+        tiny=args.tiny,
+        device=args.device,
+        options=dict(args.option),
+        protocol=args.protocol,
+        config_probes=not args.no_config_probes,
+        tasks=not args.no_tasks,
+    )
+    return 1 if report.failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -414,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
             "compare": cmd_compare,
             "tradeoff": cmd_tradeoff,
             "lite": cmd_lite,
+            "check-model": cmd_check_model,
         }
         return commands[args.command](args)
     except MaebError as exc:
@@ -422,3 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("maeb: interrupted; finished tasks and embeddings are saved, run the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of our output went away (`maeb list ... | head`): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

@@ -21,12 +21,21 @@ from .errors import DataError
 class Table:
     """Columns of equal length; rows are selected, never mutated in place."""
 
-    def __init__(self, columns: dict[str, list], name: str = "table", class_labels: set[str] | None = None):
+    def __init__(
+        self,
+        columns: dict[str, list],
+        name: str = "table",
+        class_labels: set[str] | None = None,
+        source: str = "",
+        lines: list[int] | None = None,
+    ):
         lengths = {k: len(v) for k, v in columns.items()}
         if len(set(lengths.values())) > 1:
             raise DataError(f"{name}: columns have different lengths {lengths}")
         self.columns = {k: list(v) for k, v in columns.items()}
         self.name = name
+        self.source = source  # the metadata file the rows came from, for messages
+        self.lines = lines  # each row's line in that file
         # columns stored as ClassLabel ids on the hub: their class order is the id order
         self.class_labels = set(class_labels or ()) & set(self.columns)
 
@@ -47,18 +56,35 @@ class Table:
             raise DataError(f"{self.name}: column {missing[0]!r}{what} does not exist; available: {', '.join(self.columns)}")
 
     def select(self, indices: Sequence[int]) -> Table:
-        return Table({k: [v[i] for i in indices] for k, v in self.columns.items()}, self.name, self.class_labels)
+        indices = list(indices)
+        lines = [self.lines[i] for i in indices] if self.lines else None
+        return Table(
+            {k: [v[i] for i in indices] for k, v in self.columns.items()}, self.name, self.class_labels, self.source, lines
+        )
+
+    def where_is(self, row: int) -> str:
+        """Where a row came from, for messages: "metadata.csv row 7" when known."""
+        if self.source and self.lines:
+            return f"{self.source} row {self.lines[row]}"
+        return f"row {row + 1} of {self.name}"
 
     def where(self, keep: Sequence[bool]) -> Table:
         return self.select([i for i, k in enumerate(keep) if k])
 
     def with_column(self, column: str, values: list, class_label: bool = False) -> Table:
         labels = (self.class_labels | {column}) if class_label else (self.class_labels - {column})
-        return Table({**self.columns, column: values}, self.name, labels)
+        return Table({**self.columns, column: values}, self.name, labels, self.source, self.lines)
 
     def renamed(self, old: str, new: str) -> Table:
         labels = {new if c == old else c for c in self.class_labels}
-        return Table({(new if k == old else k): v for k, v in self.columns.items()}, self.name, labels)
+        return Table({(new if k == old else k): v for k, v in self.columns.items()}, self.name, labels, self.source, self.lines)
+
+
+def document_text(text, title=None) -> str:
+    """A text document as mteb embeds it: (title + " " + text).strip() when there is a title,
+    else text.strip(). Queries are embedded as written."""
+    text = "" if text is None else str(text)
+    return f"{title} {text}".strip() if title else text.strip()
 
 
 def _cell(value: str):
@@ -69,6 +95,55 @@ def _cell(value: str):
     return text
 
 
+def _csv_rows(path: Path) -> list[tuple[int, dict]]:
+    """(line number, row) of a metadata.csv, refusing what would silently change the table: short
+    or long rows, duplicate header names, an unterminated quote, bytes that are not UTF-8."""
+    start = 1  # the line where the next record begins, for an unterminated quote
+    try:
+        # utf-8-sig: a byte-order mark from a spreadsheet export must not become part of 'file_name'
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle, strict=True)
+            header = next(reader, None)
+            if header is None:
+                return []
+            dupes = sorted({h for h in header if header.count(h) > 1})
+            if dupes:
+                raise DataError(f"{path}: column {dupes[0]!r} appears more than once in the header")
+            rows = []
+            start = reader.line_num + 1
+            for fields in reader:
+                line, start = start, reader.line_num + 1
+                if not fields:
+                    continue
+                if len(fields) != len(header):
+                    raise DataError(f"{path}: row {line} has {len(fields)} fields, the header has {len(header)}")
+                rows.append((line, {k: _cell(v) for k, v in zip(header, fields)}))
+            return rows
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start}); save it as UTF-8") from exc
+    except csv.Error as exc:
+        raise DataError(f"{path}: row {start} is not valid CSV ({exc}); an unterminated quote?") from exc
+
+
+def _jsonl_rows(path: Path) -> list[tuple[int, dict]]:
+    rows = []
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path}: line {line_no} is not JSON ({exc.msg} at column {exc.colno})") from exc
+                if not isinstance(row, dict):
+                    raise DataError(f"{path}: line {line_no} is not a JSON object")
+                rows.append((line_no, row))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 (offset {exc.start}); save it as UTF-8") from exc
+    return rows
+
+
 def load_audiofolder(folder: str | Path, audio_column: str = "audio") -> Table:
     """Read metadata.csv (or metadata.jsonl); `file_name` becomes an AudioRef column."""
     folder = Path(folder)
@@ -76,29 +151,26 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio") -> Table:
         raise DataError(f"audio folder {folder} does not exist")
     csv_path, jsonl_path = folder / "metadata.csv", folder / "metadata.jsonl"
     if csv_path.exists():
-        with csv_path.open(newline="", encoding="utf-8") as handle:
-            rows = [{k: _cell(v or "") for k, v in row.items()} for row in csv.DictReader(handle)]
-        source = csv_path
+        rows, source = _csv_rows(csv_path), csv_path
     elif jsonl_path.exists():
-        with jsonl_path.open(encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle if line.strip()]
-        source = jsonl_path
+        rows, source = _jsonl_rows(jsonl_path), jsonl_path
     else:
         raise DataError(f"audio folder {folder} has no metadata.csv or metadata.jsonl")
     if not rows:
         raise DataError(f"{source} has no rows")
-    if "file_name" not in rows[0]:
-        raise DataError(f"{source}: first column must be 'file_name'; found {', '.join(rows[0])}")
-    columns: dict[str, list] = {k: [] for k in rows[0] if k != "file_name"}
+    first = rows[0][1]
+    if "file_name" not in first:
+        raise DataError(f"{source}: first column must be 'file_name'; found {', '.join(first)}")
+    columns: dict[str, list] = {k: [] for k in first if k != "file_name"}
     refs = []
-    for number, row in enumerate(rows, start=2):
-        if set(row) != set(rows[0]):
-            raise DataError(f"{source}: row {number} has columns {sorted(row)}, expected {sorted(rows[0])}")
+    for line, row in rows:
+        if set(row) != set(first):
+            raise DataError(f"{source}: row {line} has columns {sorted(row)}, expected {sorted(first)}")
         name = str(row["file_name"])
         refs.append(AudioRef(name, path=str(folder / name)))
         for key in columns:
             columns[key].append(row[key])
-    return Table({audio_column: refs, **columns}, name=str(folder))
+    return Table({audio_column: refs, **columns}, name=str(folder), source=str(source), lines=[line for line, _ in rows])
 
 
 def load_metafolder(root: str | Path, meta_file: str, audio_template: str = "{audio}", audio_column: str = "audio") -> Table:
@@ -163,7 +235,7 @@ def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = N
         ) from exc
 
 
-def _arrow_audio_refs(ds, column: str, label: str) -> list[AudioRef]:
+def _arrow_audio_refs(ds, column: str, label: str, rate: int | None = None) -> list[AudioRef]:
     """AudioRefs that read each row's bytes from the memory-mapped Arrow table on demand."""
     import pyarrow.compute as pc
 
@@ -171,23 +243,32 @@ def _arrow_audio_refs(ds, column: str, label: str) -> list[AudioRef]:
     chunked = table.column(column)
     data = pc.struct_field(chunked, "bytes")
     paths = pc.struct_field(chunked, "path").to_pylist()
-    return [AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=(lambda i=i: data[i].as_py())) for i, p in enumerate(paths)]
+    return [
+        AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=(lambda i=i: data[i].as_py()), decode_rate=rate)
+        for i, p in enumerate(paths)
+    ]
 
 
-def _local_cache_dir(folder: str) -> str | None:
-    """datasets keys its cache of a local folder by relative file patterns, so two folders with the
-    same name and layout can share (and serve each other's) cached tables; a cache folder per
-    content signature (paths, sizes, modification times) rules that out."""
-    if not os.path.isdir(folder):
-        return None
+def folder_signature(folder: str | Path) -> str:
+    """A folder by its files' paths, sizes and modification times: cheap, and it changes when a
+    file is added, removed, replaced or edited."""
     digest = hashlib.sha256(os.path.abspath(folder).encode())
     for path in sorted(Path(folder).rglob("*")):
         if path.is_file():
             stat = path.stat()
             digest.update(f"{path}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:20]
+
+
+def _local_cache_dir(folder: str) -> str | None:
+    """datasets keys its cache of a local folder by relative file patterns, so two folders with the
+    same name and layout can share (and serve each other's) cached tables; a cache folder per
+    content signature rules that out."""
+    if not os.path.isdir(folder):
+        return None
     from .cache import default_cache_dir
 
-    return str(default_cache_dir() / "local-datasets" / digest.hexdigest()[:20])
+    return str(default_cache_dir() / "local-datasets" / folder_signature(folder))
 
 
 def load_hub_split(repo: str, revision: str | None, subset: str | None, split: str, audio_columns: Sequence[str]) -> Table:
@@ -207,16 +288,18 @@ def load_hub_split(repo: str, revision: str | None, subset: str | None, split: s
             "data.path at a local copy in the same layout"
         ) from exc
     audio_present = [c for c in audio_columns if c in ds.column_names]
+    declared = {}
     for column in audio_present:
         if not isinstance(ds.features[column], Audio):
             raise DataError(f"{where}: column {column!r} is {ds.features[column]}, not audio")
+        declared[column] = ds.features[column].sampling_rate
         ds = ds.cast_column(column, Audio(decode=False))
     ds = ds.flatten_indices() if getattr(ds, "_indices", None) is not None else ds
     class_labels = {c for c, f in ds.features.items() if isinstance(f, ClassLabel)}
     columns: dict[str, list] = {}
     for column in ds.column_names:
         if column in audio_present:
-            columns[column] = _arrow_audio_refs(ds, column, f"{repo}/{subset or 'default'}/{split}")
+            columns[column] = _arrow_audio_refs(ds, column, f"{repo}/{subset or 'default'}/{split}", declared.get(column))
         else:
             columns[column] = ds[column]
     return Table(columns, name=where, class_labels=class_labels)

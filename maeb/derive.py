@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from .data import Table
+from .data import Table, document_text
 from .errors import DataError, SpecError, check_keys
 from .tasktypes.retrieval import RetrievalData
 
@@ -49,13 +49,35 @@ FITS = {
 }
 
 
+RULES = {  # value rules of the numeric and choice fields
+    "n_pairs": {"kind": int, "min": 1, "max": 10_000_000},
+    "positive_fraction": {"kind": (int, float), "min": 0.0, "max": 1.0},
+    "max_queries": {"kind": int, "min": 1},
+    "n_queries": {"kind": int, "min": 1},
+    "positives": {"kind": int, "min": 1},
+    "negatives": {"kind": int, "min": 1},
+    "seed": {"kind": int, "min": 0, "max": 2**32 - 1},
+    "relevance": {"kind": str},
+    "text_template": {"kind": str},
+    "label_names": {"kind": dict},
+}
+
+
 def validate(spec, where: str) -> None:
+    from .tasktypes import Param
+
     if not spec.derive:
         return
     kind = spec.derive.get("kind")
     if kind not in KINDS:
         raise SpecError(f"{where}: [derive] kind must be one of {', '.join(KINDS)}, got {kind!r}")
     check_keys(f"{where}: [derive]", {k: v for k, v in spec.derive.items() if k != "kind"}, KINDS[kind])
+    for key, value in spec.derive.items():
+        if key in RULES:
+            rule = RULES[key]
+            Param(None, kind=rule["kind"], min=rule.get("min"), max=rule.get("max")).check(key, value, f"{where}: [derive]")
+    if kind == "text_to_audio" and spec.derive.get("relevance", "label") not in ("label", "self"):
+        raise SpecError(f"{where}: [derive] relevance must be 'label' or 'self' for text_to_audio")
     if spec.type not in FITS[kind]:
         raise SpecError(f"{where}: [derive] kind {kind!r} builds {'/'.join(FITS[kind])} data, not {spec.type}")
     if kind == "same_label":
@@ -107,7 +129,7 @@ def derive(spec, table: Table):
     if kind == "audio_to_text":
         keys = sorted(by_label, key=str)
         doc_of = {v: f"t{n}" for n, v in enumerate(keys)}
-        corpus = {doc_of[v]: _text(template, v, names) for v in keys}
+        corpus = {doc_of[v]: document_text(_text(template, v, names)) for v in keys}
         rows = list(range(len(refs)))
         if d.get("max_queries"):
             rows = sorted(rng.sample(rows, min(d["max_queries"], len(rows))))
@@ -123,6 +145,13 @@ def _pairs(refs, labels, by_label, d, rng, name) -> Table:
     groups = [v for v, rows in by_label.items() if len(rows) > 1]
     if not groups or len(by_label) < 2:
         raise DataError(f"{name}: pairs need a label with two clips and at least two labels")
+    same = sum(len(rows) * (len(rows) - 1) // 2 for rows in by_label.values())
+    other = len(refs) * (len(refs) - 1) // 2 - same
+    if n_pos > same or n_pairs - n_pos > other:
+        raise DataError(
+            f"{name}: [derive] asks for {n_pos} same-label and {n_pairs - n_pos} different-label pairs, but the data "
+            f"holds {same} and {other} distinct ones; lower n_pairs or change positive_fraction"
+        )
     seen, pairs = set(), []
     attempts = 0
     while len(pairs) < n_pairs and attempts < 50 * n_pairs:
@@ -214,10 +243,11 @@ def _rows(spec, table: Table) -> RetrievalData:
         if sep and corpus_col == text:
             pieces = str(columns[text][i]).split(sep)
             own[i] = [f"d-{rid}-{n}" for n in range(len(pieces))]
-            corpus += list(zip(own[i], pieces))
+            corpus += [(doc, document_text(piece)) for doc, piece in zip(own[i], pieces)]
         else:
             own[i] = [c_prefix + rid]
-            corpus.append((c_prefix + rid, columns[corpus_col][i]))
+            value = columns[corpus_col][i]
+            corpus.append((c_prefix + rid, value if corpus_col == audio else document_text(value)))
     qrels: dict[str, dict[str, int]] = {}
     if relevance == "self":
         for i in range(len(ids)):

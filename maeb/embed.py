@@ -11,14 +11,15 @@ import json
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .audio import AudioRef, decoded_batches, plan_batches, probe_frames
 from .cache import EmbeddingCache, text_key
 from .encoders import ModelMeta, has_audio, has_text, length_policy
-from .errors import AudioError, MaebError, ModelError
+from .errors import AudioError, DataError, MaebError, ModelError
+from .protocols import DEFAULT_PROTOCOL, get_protocol
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Embedder:
         workers: int | None = None,
         on_bad_audio: str = "error",
         show_progress: bool = True,
+        protocol=None,
     ):
         if on_bad_audio not in ("error", "skip"):
             raise ValueError("on_bad_audio must be 'error' or 'skip'")
@@ -64,11 +66,16 @@ class Embedder:
         self.on_bad_audio = on_bad_audio
         self.show_progress = show_progress
         self.similarity = meta.similarity
-        self.policy = length_policy(encoder) if has_audio(encoder) or callable(getattr(encoder, "generate", None)) else None
+        self.protocol = get_protocol(protocol or DEFAULT_PROTOCOL)
+        self.policy = None
+        if has_audio(encoder) or callable(getattr(encoder, "generate", None)):
+            self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)
         self.judge = None  # set by the runner for judge-scored task types
         self.stats = EmbedStats()
         self.touched: set[str] = set()  # clip keys the current task used
+        self.touched_texts: set[str] = set()  # text keys the current task used
         self.context = ""  # the task being run, for messages and progress bars
+        self.log = None  # a function for one-line notices (set by the runner)
 
     # -- audio ---------------------------------------------------------------------------
     def audio(self, refs: Sequence[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
@@ -83,12 +90,13 @@ class Embedder:
                 self._bad(ref, exc)
                 keys.append(None)
         unique = {k: ref for k, ref in zip(keys, refs) if k is not None}
+        fresh = set(unique) - self.touched  # a clip used twice in a task (corpus and queries) counts once
         self.touched.update(unique)
         found = self.cache.get_many(unique)
-        self.stats.clips_cached += len(found)
+        self.stats.clips_cached += len(fresh & set(found))
         missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]
         if missing:
-            found.update(self._compute(missing))
+            found.update(self._compute_shared(missing))
         dim = self.cache.dim or (next(iter(found.values())).size if found else 0)
         out = np.zeros((len(refs), dim), dtype=np.float32)
         ok = np.zeros(len(refs), dtype=bool)
@@ -96,6 +104,11 @@ class Embedder:
             if k is not None and k in found:
                 out[i] = found[k]
                 ok[i] = True
+        if len(refs) and not ok.any():
+            reasons = "; ".join(f"{r.name}: {self.stats.skipped[r.name]}" for r in refs[:3] if r.name in self.stats.skipped)
+            raise DataError(
+                f"{self.context}: all {len(refs)} clips were skipped as unusable ({reasons}); nothing is left to score"
+            )
         return out, ok
 
     def _bad(self, ref: AudioRef, exc: AudioError) -> None:
@@ -124,22 +137,48 @@ class Embedder:
         finally:
             bar.close()
 
+    def _compute_shared(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
+        """Embed what no other run on this cache is embedding now; then take the rest from the
+        cache as those runs finish it (or embed it if such a run died)."""
+        by_key = {r.key: r for r in refs}
+        mine, theirs = self.cache.claim(list(by_key))
+        done = self._compute([by_key[k] for k in mine]) if mine else {}
+        waiting, told = set(theirs), False
+        while waiting:
+            done.update(self.cache.get_many(waiting))
+            waiting -= set(done)
+            orphans = waiting - self.cache.claimed_elsewhere(waiting)
+            if orphans:
+                taken, _ = self.cache.claim(orphans)
+                done.update(self._compute([by_key[k] for k in taken]))
+                waiting -= set(taken)
+            if waiting:
+                if not told and self.log:
+                    self.log(f"{self.context}: waiting for another run on this cache to embed {len(waiting)} clips")
+                    told = True
+                time.sleep(1.0)
+                self.cache.refresh_claims()
+        return done
+
     def _compute(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
         started = time.perf_counter()
         done: dict[str, np.ndarray] = {}
         for good in self._decoded(refs, "embed"):
             if good:
                 clips = [clip for _, clip in good]
-                vectors = self._forward(clips, [refs[i] for i, _ in good])
-                new = {refs[i].key: v for (i, _), v in zip(good, vectors)}
+                vectors, finite = self._forward(clips, [refs[i] for i, _ in good])
+                new = {refs[i].key: v for (i, _), v, f in zip(good, vectors, finite) if f}
                 self.cache.put_many(new)
+                self.cache.refresh_claims()
                 done.update(new)
                 self.stats.audio_seconds += sum(len(c) for c in clips) / self.policy.sample_rate
         self.stats.clips_embedded += len(done)
         self.stats.embed_wall_seconds += time.perf_counter() - started
         return done
 
-    def _forward(self, clips: list[np.ndarray], refs: list[AudioRef]) -> np.ndarray:
+    def _forward(self, clips: list[np.ndarray], refs: list[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors of a batch and the mask of finite rows; a non-finite row is an error, or under
+        --on-bad-audio skip a skipped clip (the model cannot represent it)."""
         t0 = time.perf_counter()
         try:
             vectors = np.asarray(self.encoder.embed_audio(clips), dtype=np.float32)
@@ -149,20 +188,25 @@ class Embedder:
         self.stats.forward_seconds += time.perf_counter() - t0
         if vectors.ndim != 2 or vectors.shape[0] != len(clips):
             raise ModelError(f"model {self.meta.name!r} returned shape {vectors.shape} for {len(clips)} clips")
-        bad = ~np.isfinite(vectors).all(axis=1)
-        if bad.any():
-            raise ModelError(
-                f"model {self.meta.name!r} returned NaN or infinite values for clip {refs[int(np.argmax(bad))].name}"
-            )
-        return vectors
+        finite = np.isfinite(vectors).all(axis=1)
+        for i in np.flatnonzero(~finite):
+            if self.on_bad_audio == "error":
+                raise ModelError(
+                    f"model {self.meta.name!r} returned NaN or infinite values for clip {refs[i].name} (in {self.context}; "
+                    "rerun with --on-bad-audio skip to drop such clips)"
+                )
+            self.stats.skipped[refs[i].name] = "the model returned NaN or infinite values"
+        return vectors, finite
 
     # -- text ----------------------------------------------------------------------------
     def text(self, texts: Sequence[str]) -> np.ndarray:
         if not has_text(self.encoder):
             raise ModelError(f"model {self.meta.name!r} has no text encoder; {self.context} needs one")
         keys = [text_key(t) for t in texts]
+        fresh = set(keys) - self.touched_texts
+        self.touched_texts.update(keys)
         found = self.cache.get_many(keys)
-        self.stats.texts_cached += len(found)
+        self.stats.texts_cached += len(fresh & set(found))
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in found))
         step = max(1, self.batch_size * 4)
         for start in range(0, len(missing), step):
@@ -230,6 +274,34 @@ class Embedder:
             raise ModelError(f"model {self.meta.name!r} failed to generate for {names} ({type(exc).__name__}: {exc})") from exc
         self.stats.forward_seconds += time.perf_counter() - t0
         return texts
+
+    # -- fingerprints ------------------------------------------------------------------------
+    def begin_task(self, context: str = "") -> None:
+        self.stats = EmbedStats()
+        self.touched, self.touched_texts = set(), set()
+        self.context = context
+
+    def fingerprints(self) -> dict:
+        """What tells two results apart by their inputs or by their vectors: a hash of the content
+        keys of every clip and text the task used, and of their vectors (exact bytes), plus the sum
+        of all vector values (how far apart two differing vector sets are)."""
+        keys = sorted(self.touched | self.touched_texts)
+        vectors = self.cache.get_many(keys)
+        h_in, h_vec = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
+        total = 0.0
+        for key in keys:
+            h_in.update(key.encode() + b"\0")
+            vec = vectors.get(key)
+            if vec is not None:
+                h_vec.update(key.encode() + b"\0" + vec.tobytes())
+                total += float(np.sum(vec, dtype=np.float64))
+        return {
+            "inputs": h_in.hexdigest(),
+            "vectors": h_vec.hexdigest(),
+            "vector_sum": round(total, 6),
+            "clips": len(self.touched),
+            "texts": len(self.touched_texts),
+        }
 
     # -- evaluation progress ---------------------------------------------------------------
     def progress_iter(self, iterator, total: int, what: str):

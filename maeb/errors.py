@@ -30,6 +30,14 @@ class ModelError(MaebError):
     """A model cannot be loaded or produced unusable output."""
 
 
+class CacheError(MaebError):
+    """A cache file cannot be opened, read or written; the message names the file."""
+
+
+class OutputError(MaebError):
+    """A result or side file cannot be written (read-only folder, full disk); names the path."""
+
+
 class UnknownName(MaebError):
     """A model, task or benchmark name is not registered."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .data import Table, hub_configs, hub_snapshot, load_audiofolder, load_hub_split, load_metafolder
+from .data import Table, document_text, hub_configs, hub_snapshot, load_audiofolder, load_hub_split, load_metafolder
 from .derive import derive
 from .errors import DataError
 from .spec import TaskSpec
@@ -48,12 +48,15 @@ def _labels_to_lists(table: Table, column: str, sep: str) -> Table:
     return table.with_column(column, values)
 
 
-def _items(table: Table, audio_columns: list[str], where: str) -> list[tuple[str, object]]:
+def _items(table: Table, audio_columns: list[str], where: str, document: bool = False) -> list[tuple[str, object]]:
     id_col = "id" if "id" in table else "_id"
     table.require([id_col], "document or query id")
     audio = next((c for c in audio_columns if c in table), None)
     content = audio or "text"
     table.require([content], "audio or text content")
+    if audio is None and document:
+        titles = table["title"] if "title" in table else [None] * len(table)
+        return [(str(i), document_text(t, title)) for i, t, title in zip(table[id_col], table[content], titles)]
     return [(str(i), v) for i, v in zip(table[id_col], table[content])]
 
 
@@ -69,7 +72,7 @@ def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData
             raise DataError(f"{spec.name}: {d.path} has no config {config!r}; it has {', '.join(sorted(configs))}")
         return load_hub_split(d.location(), d.revision, config, split, d.audio_columns)
 
-    corpus = _items(read(prefix + "corpus"), d.audio_columns, spec.name)
+    corpus = _items(read(prefix + "corpus"), d.audio_columns, spec.name, document=True)
     queries = _items(read(prefix + ("query" if "query" in configs else "queries")), d.audio_columns, spec.name)
     qrels_name = prefix + "qrels" if prefix else ("default" if "default" in configs else "qrels")
     qrels_table = read(qrels_name)
@@ -115,6 +118,30 @@ def snapshot_patterns(d) -> list[str]:
     return [d.meta_file, f"{prefix}*" if prefix else "*"]
 
 
+LABELLED_TYPES = {"classification", "multilabel", "zeroshot", "clustering", "pair_classification"}
+
+
+def check_labels(table: Table, spec: TaskSpec, where: str) -> None:
+    """Blank label cells would become a class of their own (''): name the first such row."""
+    column = spec.derive.get("label_column", spec.data.label_column) if spec.derive else spec.data.label_column
+    derived = spec.derive.get("kind") in ("pairs", "same_label", "text_to_audio", "audio_to_text", "rerank")
+    if (spec.type not in LABELLED_TYPES and not derived) or column not in table:
+        return
+    for i, value in enumerate(table[column]):
+        blank = value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value)
+        if blank and spec.type != "multilabel":
+            audio = next((table[c][i] for c in spec.data.audio_columns if c in table), None)
+            clip = f" (clip {audio.name})" if hasattr(audio, "name") else ""
+            raise DataError(
+                f"{where}: {table.where_is(i)}{clip} has a blank {column!r}; fill it or drop such rows with "
+                f'[[transforms]] op = "filter", column = "{column}", drop_empty = true'
+            )
+    if spec.type == "pair_classification" and not spec.derive:
+        from .tasktypes.pair import binary_labels
+
+        binary_labels(table[column], f"{where} column {column!r}")  # before any clip is embedded
+
+
 def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
     kind = get_type(spec.type)
     wanted = kind.splits(spec)
@@ -148,6 +175,7 @@ def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
                 table = _labels_to_lists(table, d.label_column, d.label_separator)
             if len(table) == 0:
                 raise DataError(f"{where} split {split}: no rows left after the transforms")
+            check_labels(table, spec, f"{where} split {split}")
             tables[split] = derive(spec, table) if spec.derive else table
         out[subset] = tables
     return out

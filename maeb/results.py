@@ -4,16 +4,19 @@ model_meta.json, written atomically so an interrupted run never leaves a half fi
 from __future__ import annotations
 
 import datetime as _dt
+import errno
+import hashlib
 import json
 import math
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from . import __version__
+from .errors import OutputError
 
-# the mteb release whose protocols maeb reproduces; mteb's loaders read this field
-MTEB_PROTOCOL_VERSION = "2.26.24"
+_STALE_TMP_SECONDS = 600  # a temporary file this old belongs to a killed run
 
 
 def rounded(value, places: int = 6):
@@ -28,43 +31,114 @@ def rounded(value, places: int = 6):
     return value
 
 
-def write_json_atomic(path: Path, payload) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file beside the target, fsync, then rename: a reader sees the old file
+    or the new one, never half of one. Failures name the path and what to do."""
+    path = Path(path)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the writer's pid in the name lets a later run remove what a killed one left behind
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, ensure_ascii=False, allow_nan=True)
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes files private; results are ordinary files
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+        hint = "free some space" if exc.errno == errno.ENOSPC else "check the folder's permissions or pass another --output-dir"
+        raise OutputError(f"cannot write {path} ({exc.strerror or exc}); {hint}") from exc
     except BaseException:
-        if os.path.exists(tmp):
+        if tmp and os.path.exists(tmp):
             os.unlink(tmp)
         raise
 
 
+def write_json_atomic(path: Path, payload) -> None:
+    _write_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
+
+
 def write_text_atomic(path: Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    _write_atomic(path, text)
 
 
-def model_dir(root: Path, meta) -> Path:
+def _writer_alive(tmp: Path) -> bool:
+    parts = tmp.name.split(".")
+    pid = next((int(p) for p in reversed(parts[:-2]) if p.isdigit()), None)
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid != os.getpid()
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Temporary files a killed run left behind: their writer is gone, or they are old (never one
+    a live run may still rename)."""
+    removed = 0
+    now = time.time()
+    for tmp in Path(folder).glob(".*.tmp"):
+        try:
+            if not _writer_alive(tmp) or now - tmp.stat().st_mtime > _STALE_TMP_SECONDS:
+                tmp.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+_INVALID = set('<>:"|?*\\/\0')
+
+
+def _serial(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_serial(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_serial(v)}" for k, v in sorted(value.items())) + "}"
+    return "".join("_" if ch in _INVALID else ch for ch in str(value))
+
+
+def experiment_name(kwargs: dict | None) -> str | None:
+    """The folder mteb files a model's non-default settings under
+    ({model}/{revision}/experiments/{name}/): key_value pairs joined by "__", or exp_<hash> when
+    long or unsafe (mteb's rule, so its ResultCache finds these results as experiments)."""
+    if not kwargs:
+        return None
+    text = "__".join(f"{k}_{_serial(v)}" for k, v in sorted(kwargs.items()))
+    if len(text) > 200 or any(ch in _INVALID for ch in text):
+        return "exp_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    return text
+
+
+def model_dir(root: Path, meta, experiment: dict | None = None) -> Path:
     revision = str(meta.revision).replace("/", "_")
-    return Path(root) / meta.folder / revision
+    folder = Path(root) / meta.folder / revision
+    name = experiment_name(experiment)
+    return folder / "experiments" / name if name else folder
 
 
-def result_path(root: Path, meta, task_name: str) -> Path:
-    return model_dir(root, meta) / f"{task_name}.json"
+def result_path(root: Path, meta, task_name: str, experiment: dict | None = None) -> Path:
+    return model_dir(root, meta, experiment) / f"{task_name}.json"
 
 
-def write_model_meta(root: Path, meta) -> Path:
-    path = model_dir(root, meta) / "model_meta.json"
-    write_json_atomic(path, meta.to_mteb())
+def write_model_meta(root: Path, meta, options: dict | None = None, experiment: dict | None = None) -> Path:
+    path = model_dir(root, meta, experiment) / "model_meta.json"
+    if path.parent.is_dir():
+        remove_stale_temporaries(path.parent)
+    write_json_atomic(path, meta.to_mteb(options, experiment))
     return path
 
 
@@ -73,11 +147,12 @@ def task_result(spec, scores: dict[str, list[dict]], evaluation_time: float, run
     return {
         "dataset_revision": spec.revision,
         "task_name": spec.name,
-        "mteb_version": MTEB_PROTOCOL_VERSION,
+        # mteb did not run: its loaders accept null here, and the maeb section says what ran
+        "mteb_version": None,
         "scores": rounded(scores),
         "evaluation_time": evaluation_time,
         "kg_co2_emissions": None,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "maeb": {"version": __version__, **rounded(run_info, 6)},
     }
 

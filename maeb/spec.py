@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
-from .errors import SpecError, check_keys
+from .errors import SpecError, check_keys, closest
 
 # maeb type name -> mteb type name; specs may use either
 TYPES = {
@@ -212,7 +211,12 @@ def parse_spec(raw: dict, where: str, base: Path | None = None) -> TaskSpec:
     if spec.category is not None and spec.category not in CATEGORIES:
         check_keys(f"{where}: category", {spec.category: None}, CATEGORIES)
     spec.protocol = tasktypes.get(kind).params(spec.protocol, f"{where}: [protocol]")
-    spec.main_score = spec.main_score or tasktypes.get(kind).MAIN_SCORE
+    module = tasktypes.get(kind)
+    spec.main_score = spec.main_score or module.MAIN_SCORE
+    if callable(getattr(module, "metrics", None)) and spec.main_score not in module.metrics(spec):
+        close = closest(spec.main_score, list(module.metrics(spec)))
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; one of {', '.join(module.metrics(spec)[:12])}, ..."
+        raise SpecError(f"{where}: main_score {spec.main_score!r} is not a metric of {kind}{hint}")
     from .derive import validate as validate_derive
     from .transforms import validate as validate_transforms
 

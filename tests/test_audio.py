@@ -113,3 +113,41 @@ def test_background_decoding_keeps_order_and_reports_errors():
             else:
                 assert len(clip) == int(0.1 * (i + 1) * 16000)
     assert seen == [i for b in batches for i in b]
+
+
+def test_resampler_follows_the_policy_and_cut_keeps_the_whole_clips_samples():
+    from maeb.resample import resample
+
+    clip = tone(700.0, 3.0, 44100, noise=0.05)
+    ref = AudioRef("long.wav", data=encoded(clip, 44100, "WAV", "FLOAT"))
+    sinc = load(ref, LengthPolicy(16000, max_seconds=1.0, resampler="torchaudio-sinc-hann"))
+    # cutting before resampling keeps exactly the samples of resampling the whole clip
+    assert np.array_equal(sinc, resample(clip, 44100, 16000)[:16000])
+    soxr_out = load(ref, LengthPolicy(16000, max_seconds=1.0, resampler="soxr-hq"))
+    assert soxr_out.shape == sinc.shape and not np.array_equal(soxr_out, sinc)
+    with pytest.raises(ValueError, match="unknown resampler"):
+        load(ref, LengthPolicy(16000, resampler="nearest"))
+
+
+def test_declared_decode_rate_is_honoured_and_keys_the_clip():
+    from maeb.resample import resample
+
+    clip = tone(500.0, 0.5, 44100, noise=0.0)
+    data = encoded(clip, 44100, "WAV", "FLOAT")
+    plain, declared = AudioRef("a", data=data), AudioRef("a", data=data, decode_rate=22050)
+    policy = LengthPolicy(16000, resampler="torchaudio-sinc-hann")
+    expected = resample(resample(clip, 44100, 22050), 22050, 16000)
+    assert np.array_equal(load(declared, policy), expected)
+    assert plain.key != declared.key
+
+
+def test_truncated_wav_and_decoder_messages_are_reproducible():
+    data = encoded(np.zeros(4000, dtype=np.float32), 16000, "WAV", "PCM_16")
+    with pytest.raises(AudioError, match="truncated WAV: its header declares 8000 bytes"):
+        decode(data[: len(data) // 2], "cut.wav")
+    messages = set()
+    for _ in range(2):
+        with pytest.raises(AudioError) as info:
+            decode(b"not audio" * 20, "junk.wav")
+        messages.add(str(info.value))
+    assert len(messages) == 1 and "0x" not in messages.pop()

@@ -100,7 +100,7 @@ def test_catalog_matches_mteb_registry():
 def test_task_runs_on_a_fixture_in_its_hub_layout(name, tmp_path):
     spec = fixture_spec(name, tmp_path / "repo")
     emb = make_embedder(tmp_path, batch_size=8)
-    scores, _ = evaluate_task(spec, emb)
+    scores, *_ = evaluate_task(spec, emb)
     for split in spec.data.eval_splits:
         assert len(scores[split]) == len(spec.data.subsets)
         for entry in scores[split]:

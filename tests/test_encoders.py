@@ -175,18 +175,52 @@ def test_self_supervised_families(tmp_path, kind, norm):
     save_ssl(tmp_path / "m", kind, norm or "layer")
     m = meta("hf-ssl", tmp_path / "m")
     enc = load_encoder(m)
-    assert enc.batching == ("same_length" if norm == "group" else "padded")
+    # mteb 2.26 runs group-norm front ends and data2vec one clip at a time (here: identical lengths only)
+    assert enc.batching == ("same_length" if norm == "group" or kind == "data2vec" else "padded")
     arrays = clips(5)
     arrays.append(arrays[1].copy())  # an identical length, so same_length mode really batches
     batched, ok = make_embedder(tmp_path / "a", encoder=enc, meta=m, batch_size=6).audio(refs_for(arrays))
     single = np.stack([enc.embed_audio([a])[0] for a in arrays])
     assert ok.all() and batched.shape == (6, 16) and np.isfinite(batched).all()
-    if norm == "group":  # identical-length batches only, so batching changes nothing at all
+    if enc.batching == "same_length":  # identical-length batches only, so batching changes nothing at all
         assert np.allclose(batched, single, atol=1e-6)
     else:  # attention-masked padding moves vectors only slightly (mteb: cosine >= 0.9999 on real models)
         cos = (batched * single).sum(1) / np.linalg.norm(batched, axis=1) / np.linalg.norm(single, axis=1)
         assert cos.min() > 0.999
     assert np.allclose(batched[1], batched[5], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kind, protocol, cap, batching, frames, layer",
+    [
+        ("wav2vec2", "mteb-2.26", None, "same_length", "conv", "last_hidden_state"),
+        ("hubert", "mteb-2.26", None, "same_length", "ratio", "last_hidden_state"),
+        ("wavlm", "mteb-2.26", 240.0, "same_length", "ratio", "last_hidden_state"),
+        ("data2vec", "mteb-2.26", None, "same_length", "ratio", "last_hidden_state"),
+        ("wav2vec2", "paper", 30.0, "padded", "conv", "last_hidden_state"),
+        ("wavlm", "paper", 30.0, "padded", "ratio", "hidden_states[-1]"),
+        ("data2vec", "paper", 30.0, "padded", "ratio", "last_hidden_state"),
+    ],
+)
+def test_ssl_settings_follow_the_protocol(tmp_path, kind, protocol, cap, batching, frames, layer):
+    save_ssl(tmp_path / "m", kind, "group")
+    enc = load_encoder(meta("hf-ssl", tmp_path / "m"), protocol=protocol)
+    assert (enc.max_seconds, enc.batching, enc.frames, enc.layer) == (cap, batching, frames, layer)
+    assert enc.config()["max_seconds"] == cap and enc.min_samples == 400
+    explicit = load_encoder(meta("hf-ssl", tmp_path / "m"), protocol=protocol, max_seconds=12.5, batching="padded")
+    assert explicit.max_seconds == 12.5 and explicit.batching == "padded"  # options override the protocol
+
+
+def test_ratio_frames_follow_mteb_arithmetic():
+    from maeb.encoders.pooling import frame_counts, masked_mean
+
+    # mteb: (samples.float() / (padded / frames)).long(): float32 division can land just below an integer
+    counts = frame_counts("ratio", torch.tensor([16000, 8000, 100]), 16000, 49)
+    expected = (torch.tensor([16000, 8000, 100]).float() / (16000 / 49)).long()
+    assert counts.tolist() == expected.tolist()
+    hidden = torch.arange(2 * 3 * 2, dtype=torch.float32).reshape(2, 3, 2)
+    pooled = masked_mean(hidden, torch.tensor([2, 0]))
+    assert np.allclose(pooled[0], hidden[0, :2].mean(0).numpy()) and np.all(pooled[1] == 0)  # no frame: zero vector
 
 
 def test_ssl_pooling_matches_direct_computation(tmp_path):
@@ -235,7 +269,7 @@ def test_clap_audio_and_text_in_a_zeroshot_task(tmp_path, tone_folder):
         },
         "spec",
     )
-    scores, _ = evaluate_task(spec, make_embedder(tmp_path, encoder=enc, meta=m))
+    scores, *_ = evaluate_task(spec, make_embedder(tmp_path, encoder=enc, meta=m))
     assert 0.0 <= scores["all"][0]["accuracy"] <= 1.0 and len(FREQS) == 3
 
 
@@ -385,7 +419,9 @@ def test_qwen2_audio_last_token(tmp_path):
     assert np.allclose(enc.embed_audio([arrays[2]])[0], vecs[2], atol=1e-4)  # left padding: the last token is found
     texts = enc.embed_text(["a dog", "the sound of rain"])
     assert texts.shape == (2, 16) and not np.allclose(texts[0], texts[1])
-    assert load_encoder(m).config()["dtype"] == "bfloat16"
+    # mteb 2.26 passes no dtype: the checkpoint's own (saved in float32 here); an option overrides it
+    assert load_encoder(m).config()["dtype"] == "float32"
+    assert load_encoder(m, dtype="bfloat16").config()["dtype"] == "bfloat16"
 
 
 def test_omni_embedding_last_token(tmp_path):

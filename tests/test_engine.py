@@ -28,7 +28,7 @@ def spec_for(folder, kind, **extra):
 
 
 def run(spec, tmp_path, **kwargs):
-    scores, _ = evaluate_task(spec, make_embedder(tmp_path, **kwargs))
+    scores, *_ = evaluate_task(spec, make_embedder(tmp_path, **kwargs))
     return scores[spec.data.eval_splits[0]][0]
 
 
@@ -181,7 +181,7 @@ def test_bad_audio_is_an_error_naming_the_clip(tmp_path):
 def test_bad_audio_can_be_skipped_and_counted(tmp_path):
     spec = spec_for(bad_folder(tmp_path), "clustering", data={"eval_splits": ["all"]})
     emb = make_embedder(tmp_path, on_bad_audio="skip")
-    scores, _ = evaluate_task(spec, emb)
+    scores, *_ = evaluate_task(spec, emb)
     assert scores["all"][0]["v_measure"] > 0.5
     assert set(emb.stats.skipped) == {"audio/low_0.wav", "audio/mid_1.wav"}
     assert "empty file" in emb.stats.skipped["audio/low_0.wav"]

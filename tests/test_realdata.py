@@ -38,7 +38,7 @@ def score(model: str, spec, cache_dir) -> float:
         _encoders[model] = load_encoder(meta)
     encoder = _encoders[model]
     emb = Embedder(meta, encoder, EmbeddingCache(cache_dir, identity(meta, encoder)), batch_size=16, show_progress=False)
-    scores, _ = evaluate_task(spec, emb)
+    scores, *_ = evaluate_task(spec, emb)
     return scores[spec.data.eval_splits[0]][0]["main_score"]
 
 

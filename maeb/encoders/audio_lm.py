@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hf import _dtype, _source
+from .hf import SOFTWARE, UNSET, _dtype, _dtype_name, _pick, _rules, _seconds, _source
 
 
 def _last_token(hidden, mask) -> np.ndarray:
@@ -18,17 +18,20 @@ def _last_token(hidden, mask) -> np.ndarray:
 class Qwen2AudioEncoder:
     batching = "padded"
     min_samples = 0
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, max_seconds=30.0, dtype="bfloat16"):
+    def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, dtype=UNSET, protocol=None):
         from transformers import AutoProcessor, Qwen2AudioForConditionalGeneration
 
+        rules = _rules(protocol, "hf-qwen2-audio")
         source, revision = _source(meta, path)
         self.processor = AutoProcessor.from_pretrained(source, revision=revision)
-        self.model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "bfloat16"))
+        self.model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=torch_dtype)
         self.model = self.model.to(device).eval()
         self.sample_rate = self.processor.feature_extractor.sampling_rate
-        self.max_seconds = float(max_seconds)
-        self.device, self.dtype = device, dtype
+        self.max_seconds = float(_pick(max_seconds, rules, "max_seconds", 30.0))
+        self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
         return {
@@ -67,14 +70,29 @@ class Qwen2AudioEncoder:
 
 class OmniEmbeddingEncoder:
     """LCO-Embedding-Omni (a Qwen2.5-Omni thinker): chat prompt "<clip or text> Summarize the above
-    audio|text in one word:", last token of the last layer, L2-normalised, bf16, up to 300 s."""
+    audio|text in one word:", last token of the last layer, L2-normalised, bf16, up to 300 s
+    (mteb 2.26; the MAEB-introduction code cut at 10 s and did not normalise)."""
 
     batching = "padded"
     min_samples = 0
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, max_seconds=300.0, dtype="bfloat16", processor=None):
+    def __init__(
+        self,
+        meta,
+        device="cpu",
+        path=None,
+        max_seconds=UNSET,
+        dtype=UNSET,
+        processor=None,
+        l2=UNSET,
+        text_max_tokens=UNSET,
+        protocol=None,
+    ):
         from transformers import Qwen2_5OmniThinkerForConditionalGeneration
 
+        rules = _rules(protocol, "hf-omni-embedding")
+        dtype = _pick(dtype, rules, "dtype", "bfloat16")
         source, revision = _source(meta, path)
         if processor is None:  # needs the vision processors too (pillow, torchvision)
             from transformers import Qwen2_5OmniProcessor
@@ -87,14 +105,17 @@ class OmniEmbeddingEncoder:
         # only hidden states are used: run the language-model head on the last position alone
         self.model.lm_head.register_forward_pre_hook(lambda _module, args: (args[0][:, -1:, :],))
         self.sample_rate = self.processor.feature_extractor.sampling_rate
-        self.max_seconds = float(max_seconds)
-        self.device, self.dtype = device, dtype
+        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 300.0))
+        self.l2 = bool(_pick(l2, rules, "l2", True))
+        self.text_max_tokens = _pick(text_max_tokens, rules, "text_max_tokens", 300)
+        self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
         return {
-            "pooling": "last-token-l2",
+            "pooling": "last-token-l2" if self.l2 else "last-token",
             "prompt": "Summarize the above {modality} in one word:",
             "max_seconds": self.max_seconds,
+            "text_max_tokens": self.text_max_tokens,
             "dtype": self.dtype,
         }
 
@@ -107,7 +128,9 @@ class OmniEmbeddingEncoder:
     def _forward(self, texts, audio=None):
         import torch
 
-        kwargs = {"audio_kwargs": {"max_length": int(self.max_seconds * self.sample_rate)}} if audio else {}
+        kwargs = {}
+        if audio and self.max_seconds is not None:
+            kwargs = {"audio_kwargs": {"max_length": int(self.max_seconds * self.sample_rate)}}
         inputs = self.processor(text=texts, audio=audio, padding=True, return_tensors="pt", **kwargs)
         inputs = {k: (v.to(self.device) if hasattr(v, "to") else v) for k, v in inputs.items()}
         if "input_features" in inputs:
@@ -115,7 +138,7 @@ class OmniEmbeddingEncoder:
         with torch.inference_mode():
             hidden = self.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states[-1][:, -1, :]
         vectors = hidden.float()
-        return (vectors / vectors.norm(dim=-1, keepdim=True)).cpu().numpy()
+        return (vectors / vectors.norm(dim=-1, keepdim=True) if self.l2 else vectors).cpu().numpy()
 
     def embed_audio(self, clips):
         texts = [self._messages({"type": "audio", "audio": "placeholder"}, "audio") for _ in clips]
@@ -124,7 +147,8 @@ class OmniEmbeddingEncoder:
     def embed_text(self, texts):
         tok = self.processor.tokenizer
         capped = []
+        cap = self.text_max_tokens
         for text in texts:  # the authors' evaluation caps texts at 300 tokens
             ids = tok(text).input_ids
-            capped.append(tok.decode(ids[:300]) if len(ids) > 300 else text)
+            capped.append(tok.decode(ids[:cap]) if cap and len(ids) > cap else text)
         return self._forward([self._messages({"type": "text", "text": t}, "text") for t in capped])

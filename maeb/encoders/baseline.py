@@ -32,6 +32,7 @@ class MFCCStats:
     sample_rate = 16000
     batching = "padded"
     min_samples = 400
+    software = ("scipy",)
     n_fft, hop, n_mels, n_mfcc = 400, 160, 40, 20
 
     def __init__(self, meta=None, device="cpu", max_seconds=30.0):

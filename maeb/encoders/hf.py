@@ -2,7 +2,9 @@
 
 Whisper: encoder last layer, mean over frames that hold audio, input padded to 30 s.
 wav2vec2 / HuBERT / WavLM / data2vec: mean of the last layer under the attention mask.
-AST: pooler output (about 10 s). CLAP: projected features, L2-normalised, 48 kHz."""
+AST: pooler output (about 10 s). CLAP: projected features, L2-normalised, 48 kHz.
+Length caps, batching, frame counting, layer and dtype come from the protocol (maeb.protocols);
+an explicit option overrides the protocol and is recorded as such."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ import contextlib
 
 import numpy as np
 
-from .pooling import masked_mean
+from .pooling import frame_counts, masked_mean
+
+UNSET = object()  # an option left to the protocol (None is a value: "no cap")
+SOFTWARE = ("torch", "transformers")
 
 
 def _torch():
@@ -25,31 +30,59 @@ def _source(meta, path):
 
 
 def _dtype(name: str):
+    """A torch dtype by name; "auto" loads the dtype the checkpoint was saved in (what
+    transformers 5 does when mteb passes none)."""
+    if name == "auto":
+        return "auto"
     torch = _torch()
     try:
         return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
     except KeyError:
-        raise ValueError(f"dtype must be float32, bfloat16 or float16, not {name!r}") from None
+        raise ValueError(f"dtype must be auto, float32, bfloat16 or float16, not {name!r}") from None
+
+
+def _rules(protocol, family: str, arch: str | None = None) -> dict:
+    return protocol.family_rules(family, arch) if protocol is not None else {}
+
+
+def _pick(explicit, rules: dict, key: str, default):
+    return rules.get(key, default) if explicit is UNSET else explicit
+
+
+def _seconds(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _dtype_name(model) -> str:
+    return str(model.dtype).replace("torch.", "")
 
 
 class WhisperEncoder:
     batching = "padded"  # every clip is padded to the 30 s window, so batch-mates do not matter
     min_samples = 0
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, max_seconds=30.0, dtype="float32"):
+    def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, dtype=UNSET, protocol=None):
         from transformers import WhisperFeatureExtractor, WhisperModel
 
+        rules = _rules(protocol, "hf-whisper")
         source, revision = _source(meta, path)
-        model = WhisperModel.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+        model = WhisperModel.from_pretrained(source, revision=revision, dtype=_dtype(_pick(dtype, rules, "dtype", "float32")))
         self.encoder = model.get_encoder().to(device).eval()
         del model
         self.extractor = WhisperFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.max_seconds = min(float(max_seconds), self.extractor.chunk_length)
-        self.device, self.dtype = device, dtype
+        self.max_seconds = min(float(_pick(max_seconds, rules, "max_seconds", 30.0)), self.extractor.chunk_length)
+        self.device, self.dtype = device, _dtype_name(self.encoder)
 
     def config(self):
-        return {"pooling": "masked-mean-last-layer", "window": "30s", "max_seconds": self.max_seconds, "dtype": self.dtype}
+        return {
+            "pooling": "masked-mean-last-layer",
+            "frames": "ratio",
+            "window": "30s",
+            "max_seconds": self.max_seconds,
+            "dtype": self.dtype,
+        }
 
     def embed_audio(self, clips):
         torch = _torch()
@@ -59,45 +92,76 @@ class WhisperEncoder:
             return_tensors="pt",
             padding="max_length",
             truncation=True,
-            max_length=int(self.extractor.chunk_length * self.sample_rate),
+            max_length=int(self.max_seconds * self.sample_rate),
             return_attention_mask=True,
         )
         with torch.inference_mode():
             x = feats.input_features.to(self.device, dtype=self.encoder.dtype)
             hidden = self.encoder(x, output_hidden_states=True).hidden_states[-1]
-        ratio = feats.attention_mask.shape[1] / hidden.shape[1]
-        lengths = (feats.attention_mask.sum(dim=1).float() / ratio).long()
+        mask = feats.attention_mask
+        lengths = frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
         return masked_mean(hidden, lengths)
 
 
 class SelfSupervisedEncoder:
-    """wav2vec2, HuBERT, WavLM, data2vec-audio and other CTC-style encoders (AutoModel)."""
+    """wav2vec2, HuBERT, WavLM, data2vec-audio, UniSpeech-SAT and other CTC-style encoders (AutoModel)."""
 
-    min_samples = 400  # the convolutional front end needs one 25 ms window
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, max_seconds=30.0, dtype="float32"):
+    def __init__(
+        self,
+        meta,
+        device="cpu",
+        path=None,
+        max_seconds=UNSET,
+        dtype=UNSET,
+        batching=UNSET,
+        frames=UNSET,
+        layer=UNSET,
+        min_samples=UNSET,
+        protocol=None,
+    ):
         from transformers import AutoConfig, AutoFeatureExtractor, AutoModel
 
         source, revision = _source(meta, path)
         config = AutoConfig.from_pretrained(source, revision=revision)
+        self.arch = config.model_type
+        rules = _rules(protocol, "hf-ssl", "wav2vec2" if self.arch == "speech-encoder-decoder" else self.arch)
+        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
         if config.model_type == "speech-encoder-decoder":
             from transformers import SpeechEncoderDecoderModel
 
-            model = SpeechEncoderDecoderModel.from_pretrained(source, revision=revision, dtype=_dtype(dtype)).encoder
+            model = SpeechEncoderDecoderModel.from_pretrained(source, revision=revision, dtype=torch_dtype).encoder
         else:
-            model = AutoModel.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+            model = AutoModel.from_pretrained(source, revision=revision, dtype=torch_dtype)
         self.model = model.to(device).eval()
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.max_seconds = None if max_seconds is None else float(max_seconds)
-        # group-norm front ends normalise over the padded input, so padding changes the vectors:
-        # only clips of identical length may share a batch (mteb runs them one at a time)
-        norm = getattr(self.model.config, "feat_extract_norm", "layer")
-        self.batching = "same_length" if norm == "group" else "padded"
-        self.device, self.dtype = device, dtype
+        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 30.0))
+        self.min_samples = int(_pick(min_samples, rules, "min_samples", 400))  # one 25 ms window of the conv front end
+        self.frames = _pick(frames, rules, "frames", "conv")
+        self.layer = _pick(layer, rules, "layer", "last_hidden_state")
+        if self.layer not in ("last_hidden_state", "hidden_states[-1]"):
+            raise ValueError(f"layer must be 'last_hidden_state' or 'hidden_states[-1]', not {self.layer!r}")
+        mode = _pick(batching, rules, "batching", "by-norm")
+        if mode == "by-norm":
+            # group-norm front ends normalise over the padded input, so padding changes the vectors;
+            # mteb runs them one clip at a time. data2vec configs have no feat_extract_norm.
+            mode = "padded" if getattr(self.model.config, "feat_extract_norm", None) == "layer" else "single"
+        # "single" means no padding: clips of identical length may still share a batch (same arithmetic)
+        self.batching = "same_length" if mode == "single" else mode
+        self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
-        return {"pooling": "masked-mean-last-layer", "max_seconds": self.max_seconds, "dtype": self.dtype}
+        return {
+            "pooling": "masked-mean",
+            "layer": self.layer,
+            "frames": self.frames,
+            "batching": self.batching,
+            "max_seconds": self.max_seconds,
+            "min_samples": self.min_samples,
+            "dtype": self.dtype,
+        }
 
     def embed_audio(self, clips):
         torch = _torch()
@@ -107,26 +171,30 @@ class SelfSupervisedEncoder:
         with torch.inference_mode():
             values = feats.input_values.to(self.device, dtype=self.model.dtype)
             mask = feats.attention_mask.to(self.device)
-            hidden = self.model(values, attention_mask=mask).last_hidden_state
-        lengths = self.model._get_feat_extract_output_lengths(feats.attention_mask.sum(dim=1))
+            out = self.model(values, attention_mask=mask, output_hidden_states=self.layer != "last_hidden_state")
+            hidden = out.last_hidden_state if self.layer == "last_hidden_state" else out.hidden_states[-1]
+        lengths = frame_counts(self.frames, feats.attention_mask.sum(dim=1), values.shape[1], hidden.shape[1], self.model)
         return masked_mean(hidden, lengths)
 
 
 class ASTEncoder:
     batching = "padded"  # the extractor pads every clip to 1024 frames
     min_samples = 401  # one 400-sample FFT window
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, dtype="float32"):
+    def __init__(self, meta, device="cpu", path=None, dtype=UNSET, protocol=None):
         from transformers import ASTFeatureExtractor, ASTModel
 
+        rules = _rules(protocol, "hf-ast")
         source, revision = _source(meta, path)
-        self.model = ASTModel.from_pretrained(source, revision=revision, dtype=_dtype(dtype)).to(device).eval()
+        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
+        self.model = ASTModel.from_pretrained(source, revision=revision, dtype=torch_dtype).to(device).eval()
         self.extractor = ASTFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
         # the extractor keeps max_length frames of 10 ms after a 25 ms window; cutting there first
         # gives identical features and saves resampling the rest of long clips
         self.max_seconds = round((self.extractor.max_length * 160 + 400) / 16000, 3)
-        self.device, self.dtype = device, dtype
+        self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
         return {"pooling": "pooler", "max_frames": self.extractor.max_length, "dtype": self.dtype}
@@ -153,12 +221,15 @@ def _numpy_seed(seed: int = 0):
 class ClapEncoder:
     batching = "padded"  # each clip is featurised alone to the fixed window
     min_samples = 0
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, dtype="float32"):
+    def __init__(self, meta, device="cpu", path=None, dtype=UNSET, protocol=None):
         from transformers import ClapModel, ClapProcessor
 
+        rules = _rules(protocol, "hf-clap")
         source, revision = _source(meta, path)
-        self.model = ClapModel.from_pretrained(source, revision=revision, dtype=_dtype(dtype)).to(device).eval()
+        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
+        self.model = ClapModel.from_pretrained(source, revision=revision, dtype=torch_dtype).to(device).eval()
         self.processor = ClapProcessor.from_pretrained(source, revision=revision)
         fe = self.processor.feature_extractor
         self.sample_rate = fe.sampling_rate
@@ -166,10 +237,17 @@ class ClapEncoder:
         # rand_trunc would crop a random window of longer clips; cutting at the window keeps the
         # deterministic repeat-pad branch. Fusion is the checkpoint's own long-audio path.
         self.max_seconds = None if self.fusion else fe.nb_max_samples / fe.sampling_rate
-        self.device, self.dtype = device, dtype
+        self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
-        return {"pooling": "projection-l2", "fusion": self.fusion, "max_seconds": self.max_seconds, "int16": True}
+        return {
+            "pooling": "projection-l2",
+            "fusion": self.fusion,
+            "max_seconds": self.max_seconds,
+            "int16": True,
+            "text_max_tokens": 77,
+            "dtype": self.dtype,
+        }
 
     def embed_audio(self, clips):
         torch = _torch()
@@ -208,21 +286,25 @@ class SeamlessEncoder:
 
     batching = "padded"
     min_samples = 400
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, max_seconds=60.0, dtype="float32"):
+    def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, dtype=UNSET, protocol=None):
         from transformers import AutoFeatureExtractor, SeamlessM4Tv2Model
 
+        rules = _rules(protocol, "hf-seamless")
         source, revision = _source(meta, path)
-        model = SeamlessM4Tv2Model.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+        model = SeamlessM4Tv2Model.from_pretrained(
+            source, revision=revision, dtype=_dtype(_pick(dtype, rules, "dtype", "float32"))
+        )
         self.encoder = model.speech_encoder.to(device).eval()
         del model
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.max_seconds = float(max_seconds)
-        self.device, self.dtype = device, dtype
+        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 60.0))
+        self.device, self.dtype = device, _dtype_name(self.encoder)
 
     def config(self):
-        return {"pooling": "masked-mean-last-layer", "max_seconds": self.max_seconds, "dtype": self.dtype}
+        return {"pooling": "masked-mean-last-layer", "frames": "ratio", "max_seconds": self.max_seconds, "dtype": self.dtype}
 
     def embed_audio(self, clips):
         torch = _torch()
@@ -231,39 +313,54 @@ class SeamlessEncoder:
             x = feats.input_features.to(self.device, dtype=self.encoder.dtype)
             mask = feats.attention_mask.to(self.device)
             hidden = self.encoder(x, attention_mask=mask).last_hidden_state
-        ratio = feats.attention_mask.shape[1] / hidden.shape[1]
-        lengths = (feats.attention_mask.sum(dim=1).float() / ratio).long()
+        mask = feats.attention_mask
+        lengths = frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
         return masked_mean(hidden, lengths)
 
 
 class EncodecEncoder:
-    """EnCodec's encoder latents, mean over time, L2-normalised; one clip per forward pass because
-    padding would enter the time mean (as mteb runs it)."""
+    """EnCodec's encoder latents, mean over time, L2-normalised. mteb 2.26 runs one clip per
+    forward pass because padding would enter the time mean; the MAEB-introduction code padded
+    batches (the "paper" protocol)."""
 
-    batching = "single"
+    software = SOFTWARE
 
-    def __init__(self, meta, device="cpu", path=None, max_seconds=30.0):
+    def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, batching=UNSET, short_pad_samples=UNSET, protocol=None):
         import numpy
         from transformers import AutoFeatureExtractor, EncodecModel
 
+        rules = _rules(protocol, "hf-encodec")
         source, revision = _source(meta, path)
         self.model = EncodecModel.from_pretrained(source, revision=revision).to(device).eval()
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.min_samples = int(numpy.prod(self.model.config.upsampling_ratios))  # one latent frame
-        self.max_seconds = None if max_seconds is None else float(max_seconds)
+        frame = int(numpy.prod(self.model.config.upsampling_ratios))  # samples per latent frame
+        pad = _pick(short_pad_samples, rules, "short_pad_samples", "latent-frame")
+        self.min_samples = frame if pad == "latent-frame" else int(pad)
+        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
+        self.batching = _pick(batching, rules, "batching", "single")
         self.device = device
 
     def config(self):
-        return {"pooling": "mean-latent-l2", "max_seconds": self.max_seconds}
+        return {
+            "pooling": "mean-latent-l2",
+            "max_seconds": self.max_seconds,
+            "batching": self.batching,
+            "min_samples": self.min_samples,
+        }
+
+    def _latent_mean(self, values):
+        values = values.unsqueeze(1) if values.dim() == 2 else values
+        return self.model.encoder(values.to(self.device)).mean(dim=2)
 
     def embed_audio(self, clips):
         torch = _torch()
-        out = []
         with torch.inference_mode():
+            if self.batching == "padded":
+                values = self.extractor(raw_audio=list(clips), sampling_rate=self.sample_rate, padding=True, return_tensors="pt")
+                return _unit(self._latent_mean(values["input_values"]))
+            out = []
             for clip in clips:
                 values = self.extractor(raw_audio=[clip], sampling_rate=self.sample_rate, return_tensors="pt")["input_values"]
-                values = values.unsqueeze(1) if values.dim() == 2 else values
-                latent = self.model.encoder(values.to(self.device)).mean(dim=2)
-                out.append(_unit(latent)[0])
+                out.append(_unit(self._latent_mean(values))[0])
         return np.stack(out)

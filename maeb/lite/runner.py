@@ -42,7 +42,7 @@ def evaluate(models: list[str], output_dir: Path, cache_dir: Path, show_progress
 
 
 def leaderboard(output_dir: Path) -> str:
-    from ..cli import load_board
+    from ..leaderboard import load_board
 
     board, problems = load_board([output_dir], "MAEB-lite", {})
     for fmt, name in (("html", "leaderboard.html"), ("json", "leaderboard.json"), ("csv", "leaderboard.csv")):
@@ -50,6 +50,11 @@ def leaderboard(output_dir: Path) -> str:
     text = to_markdown(board, per_task=False) + "\n" + to_markdown_by_task(board)
     write_text_atomic(output_dir / "leaderboard.md", text)
     return text
+
+
+def reference_dir() -> Path:
+    """The committed reference run (results/maeb-lite in a checkout, packaged with maeb)."""
+    return catalog.catalog_dir("results") / "maeb-lite"
 
 
 def main(
@@ -61,15 +66,38 @@ def main(
     force: bool,
     show_progress: bool,
     build_only: bool = False,
+    check: bool = False,
+    reference: Path | None = None,
+    tolerance: float = 1e-6,
 ) -> int:
-    started = time.perf_counter()
-    folder = Path(folder or default_dir())
     import os
 
+    started = time.perf_counter()
+    folder = Path(folder or default_dir())
+    previous = os.environ.get("MAEB_LITE_DIR")
     os.environ["MAEB_LITE_DIR"] = str(folder)
+    try:
+        return _main(
+            folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started
+        )
+    finally:
+        if previous is None:
+            os.environ.pop("MAEB_LITE_DIR", None)
+        else:
+            os.environ["MAEB_LITE_DIR"] = previous
+
+
+def _main(
+    folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started
+) -> int:
     manifest = build(folder, seed=seed, force=force, log=_log)
     if build_only:
         return 0
+    reference = Path(reference or reference_dir())
+    if Path(output_dir).resolve() == reference.resolve():
+        from ..errors import MaebError
+
+        raise MaebError(f"--output-dir {output_dir} is the reference run; write the run elsewhere (default runs/maeb-lite)")
     t_build = time.perf_counter() - started
     seconds = evaluate(models or MODELS, Path(output_dir), Path(cache_dir or default_cache_dir()), show_progress)
     text = leaderboard(Path(output_dir))
@@ -80,4 +108,10 @@ def main(
         f"MAEB-lite: {clips} clips; data {t_build:.0f} s, models {', '.join(f'{k} {v} s' for k, v in seconds.items())}; total {total:.0f} s"
     )
     _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}")
+    if check:
+        from .check import compare, report
+
+        cells = compare(reference, Path(output_dir), tolerance)
+        print(report(cells, tolerance), end="")
+        return 0 if all(c.agrees for c in cells) else 1
     return 0

@@ -10,10 +10,11 @@ from __future__ import annotations
 import importlib
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ..errors import SpecError, check_keys
+from ..errors import DataError, SpecError, check_keys
 
 MODULES = {
     "classification": "maeb.tasktypes.classification",
@@ -40,18 +41,62 @@ def get(kind: str):
     return module
 
 
+@dataclass(frozen=True)
+class Param:
+    """One protocol parameter: its default, what it means, and the values it may take. Checked
+    when a spec is parsed, so a bad value fails with its field name before anything is embedded."""
+
+    default: Any
+    doc: str = ""
+    kind: type | tuple[type, ...] | None = None  # default: the default's type (None allows anything)
+    min: float | None = None
+    max: float | None = None
+    choices: tuple | None = None
+    items: type | None = None  # element type of a list value
+
+    def check(self, key: str, value, where: str):
+        if value is None:
+            if self.default is None:
+                return None
+            raise SpecError(f"{where}: {key} must be set (default {self.default!r})")
+        kind = self.kind or (type(self.default) if self.default is not None else None)
+        if kind is float:
+            kind = (int, float)
+        if kind is not None and (not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, (int, float)))):
+            name = "number" if kind == (int, float) else getattr(kind, "__name__", str(kind))
+            raise SpecError(f"{where}: {key} must be {name}, got {value!r}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise SpecError(f"{where}: {key} must be finite, got {value!r}")
+            if self.min is not None and value < self.min:
+                raise SpecError(f"{where}: {key} must be at least {_number(self.min)}, got {value!r}")
+            if self.max is not None and value > self.max:
+                raise SpecError(f"{where}: {key} must be at most {_number(self.max)}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise SpecError(f"{where}: {key} must be one of {', '.join(map(repr, self.choices))}, got {value!r}")
+        if self.items is not None and isinstance(value, list):
+            for item in value:
+                self.__class__(self.items(), kind=self.items, min=self.min, max=self.max).check(f"{key} item", item, where)
+        return value
+
+
+def _number(value) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def make_params(defaults: dict, raw: dict, where: str) -> dict:
+    """Merge a spec's [protocol] over a type's parameters, checking each value. Plain values in
+    `defaults` are parameters whose only rule is their default's type."""
     check_keys(where, raw, set(defaults))
-    merged = dict(defaults)
+    merged = {k: (v.default if isinstance(v, Param) else v) for k, v in defaults.items()}
     for key, value in raw.items():
-        default = defaults[key]
-        if (
-            default is not None
-            and not isinstance(value, type(default))
-            and not (isinstance(default, float) and isinstance(value, int))
-        ):
-            raise SpecError(f"{where}: {key} must be {type(default).__name__}, got {value!r}")
-        merged[key] = value
+        rule = defaults[key]
+        if not isinstance(rule, Param):
+            rule = Param(rule, kind=(int, float) if isinstance(rule, float) else None)
+            if rule.default is None:
+                merged[key] = value
+                continue
+        merged[key] = rule.check(key, value, where)
     return merged
 
 
@@ -73,4 +118,6 @@ def keep_valid(ok: np.ndarray, *arrays):
     """Drop rows whose clip was skipped as undecodable (only under --on-bad-audio skip)."""
     if ok.all():
         return arrays
+    if not ok.any():
+        raise DataError(f"all {len(ok)} clips were skipped as unusable; nothing is left to score (see the skip reasons above)")
     return tuple(a[ok] if isinstance(a, np.ndarray) else [x for x, k in zip(a, ok) if k] for a in arrays)

@@ -17,18 +17,22 @@ from sklearn.metrics import accuracy_score, average_precision_score, f1_score, p
 from sklearn.model_selection import KFold
 
 from ..errors import DataError
-from . import keep_valid
+from . import Param, keep_valid
 
 NAME = "classification"
 MAIN_SCORE = "accuracy"
 PARAMS = {
-    "samples_per_label": 8,
-    "n_experiments": 10,
-    "cross_validation": False,
-    "n_splits": 5,
-    "max_iter": 100,
-    "seed": 42,
+    "samples_per_label": Param(8, "training clips drawn per label in each experiment", min=1),
+    "n_experiments": Param(10, "experiments (draws) averaged, with a separate train split", min=1),
+    "cross_validation": Param(False, "evaluate on the train split with KFold (most MAEB classification tasks)"),
+    "n_splits": Param(5, "KFold folds under cross-validation", min=2),
+    "max_iter": Param(100, "LogisticRegression iterations", min=1),
+    "seed": Param(42, "seed of the draws, the folds and the classifier", min=0, max=2**32 - 1),
 }
+
+
+def metrics(spec) -> tuple[str, ...]:
+    return ("accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted", "ap", "ap_weighted")
 
 
 def splits(spec) -> list[str]:
@@ -67,21 +71,38 @@ def label_metrics(y_true, y_pred) -> dict:
             "recall": recall_score(y_true, y_pred, average="macro"),
             "recall_weighted": recall_score(y_true, y_pred, average="weighted"),
         }
-        classes = np.unique(y_true)
-        if len(classes) == 2:
-            # hard predictions scored as mteb scores them; the larger label is the positive class
-            # (mteb's case of 0/1 labels), which also works for string labels
-            truth, guess = (np.asarray(y_true) == classes[1]), (np.asarray(y_pred) == classes[1])
-            scores["ap"] = average_precision_score(truth, guess, average="macro")
-            scores["ap_weighted"] = average_precision_score(truth, guess, average="weighted")
-    return {k: float(v) for k, v in scores.items()}
+        scores["ap"] = scores["ap_weighted"] = None  # mteb writes null unless the labels are binary
+        if len(np.unique(y_true)) == 2:
+            scores["ap"], scores["ap_weighted"] = binary_ap(y_true, y_pred)
+    return {k: (None if v is None else float(v)) for k, v in scores.items()}
+
+
+def binary_ap(y_true, y_score) -> tuple[float, float]:
+    """Average precision as mteb computes it (sklearn's default pos_label=1 on the raw labels).
+    Labels sklearn cannot read that way (strings, {0, 2}), where mteb stops with an error, are
+    scored with the larger label as the positive class."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return (
+                average_precision_score(y_true, y_score, average="macro"),
+                average_precision_score(y_true, y_score, average="weighted"),
+            )
+    except ValueError:
+        positive = np.unique(y_true)[1]
+        truth = np.asarray(y_true) == positive
+        score = np.asarray(y_score) == positive if np.asarray(y_score).dtype.kind in "OUSb" else np.asarray(y_score)
+        return average_precision_score(truth, score, average="macro"), average_precision_score(truth, score, average="weighted")
 
 
 def mean_scores(per_experiment: list[dict]) -> dict:
     """Mean over experiments; a metric only some experiments have (ap, on folds whose eval part
     holds two labels) is averaged over those, as mteb does."""
     keys = dict.fromkeys(k for s in per_experiment for k in s)
-    out = {k: float(np.mean([s[k] for s in per_experiment if k in s])) for k in keys}
+    out = {}
+    for k in keys:
+        values = [s[k] for s in per_experiment if s.get(k) is not None]
+        out[k] = float(np.mean(values)) if values else float("nan")  # mteb: NaN when no experiment has it
     out["scores_per_experiment"] = per_experiment
     return out
 
@@ -112,6 +133,10 @@ def evaluate(data, split, emb, spec, state) -> dict:
     if p["cross_validation"]:
         x, ok = emb.audio(table[audio])
         x, y = keep_valid(ok, x, _encode_labels(table[label]))
+        if len(y) < p["n_splits"]:
+            raise DataError(
+                f"cross-validation with n_splits = {p['n_splits']} needs at least that many clips; the split has {len(y)}"
+            )
         folds = KFold(n_splits=p["n_splits"], shuffle=True, random_state=p["seed"])
         results, idxs = [], None
         for train_idx, test_idx in emb.progress(list(folds.split(np.arange(len(y)))), "folds"):

@@ -13,19 +13,26 @@ import numpy as np
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.cluster import adjusted_mutual_info_score, v_measure_score
 
-from . import keep_valid
+from ..errors import DataError
+from . import Param, keep_valid
 
 NAME = "clustering"
 MAIN_SCORE = "v_measure"
 PARAMS = {
-    "n_clusters": 10,
-    "max_documents_per_cluster": 16384,
-    "kmeans_batch_size": 512,
-    "max_fraction_of_documents_to_embed": None,
-    "max_documents_to_embed": None,
-    "max_depth": None,
-    "seed": 42,
+    "n_clusters": Param(10, "k-means fits averaged (mteb's name; it counts bootstrap fits, not clusters)", min=1),
+    "max_documents_per_cluster": Param(16384, "indices drawn with replacement for each fit", min=1),
+    "kmeans_batch_size": Param(512, "MiniBatchKMeans batch size", min=1),
+    "max_fraction_of_documents_to_embed": Param(
+        None, "embed only this share of the clips (MAEB: all)", kind=(int, float), min=1e-9, max=1
+    ),
+    "max_documents_to_embed": Param(None, "embed at most this many clips (MAEB: all)", kind=int, min=1),
+    "max_depth": Param(None, "hierarchical labels: score this many levels", kind=int, min=1),
+    "seed": Param(42, "seed of the draws and of k-means", min=0, max=2**32 - 1),
 }
+
+
+def metrics(spec) -> tuple[str, ...]:
+    return ("v_measure", "v_measure_std", "ami", "ami_std")
 
 
 def splits(spec) -> list[str]:
@@ -43,9 +50,12 @@ def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
         depth = min(depth, p["max_depth"])
     per_level: dict[str, dict[str, list[float]]] = {m: {} for m in metrics}
     for level in range(depth):
-        valid = np.array([len(lab) > level for lab in labels])
-        y = np.array([lab[level] for lab in labels if len(lab) > level])
-        xl = x[valid]
+        # a clip without this level, or labelled -1, is left out (mteb's rule; -1 marks "no label")
+        y_all = np.array([lab[level] if len(lab) > level else -1 for lab in labels])
+        valid = np.array([value != -1 for value in y_all], dtype=bool)
+        y, xl = y_all[valid], x[valid]
+        if y.size == 0:
+            raise DataError(f"level {level}: every clip is labelled -1 (no label); nothing to cluster")
         model = MiniBatchKMeans(
             n_clusters=np.unique(y).size,
             batch_size=p["kmeans_batch_size"],

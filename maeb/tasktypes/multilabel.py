@@ -19,11 +19,21 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from ..errors import DataError
 from ..sampling import iterative_stratified_subset
-from . import keep_valid
+from . import Param, keep_valid
 
 NAME = "multilabel"
 MAIN_SCORE = "lrap"
-PARAMS = {"samples_per_label": 8, "n_experiments": 10, "max_eval_samples": 3000, "max_iter": 100, "seed": 42}
+PARAMS = {
+    "samples_per_label": Param(8, "the training sample grows until every label has this many examples", min=1),
+    "n_experiments": Param(10, "experiments averaged", min=1),
+    "max_eval_samples": Param(3000, "eval splits above this size are cut by iterative stratification (0: no cut)", min=0),
+    "max_iter": Param(100, "LogisticRegression iterations", min=1),
+    "seed": Param(42, "seed of the shuffles and the classifiers", min=0, max=2**32 - 1),
+}
+
+
+def metrics(spec) -> tuple[str, ...]:
+    return ("accuracy", "lrap", "f1", "hamming")
 
 
 def splits(spec) -> list[str]:

@@ -9,12 +9,18 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import average_precision_score
 
+from ..errors import DataError
 from ..similarity import paired_similarity
 from . import keep_valid
 
 NAME = "pair_classification"
 MAIN_SCORE = "max_ap"
 PARAMS = {"audio1_column": "audio1", "audio2_column": "audio2"}
+
+
+def metrics(spec) -> tuple[str, ...]:
+    kinds = ("accuracy", "f1", "precision", "recall", "ap")
+    return tuple(f"{s}_{m}" for s in ("similarity", "cosine", "manhattan", "euclidean", "dot", "max") for m in kinds)
 
 
 def splits(spec) -> list[str]:
@@ -92,5 +98,16 @@ def evaluate(data, split, emb, spec, state) -> dict:
     x, ok = emb.audio(refs)
     n = len(table)
     both = ok[:n] & ok[n:]
-    e1, e2, y = keep_valid(both, x[:n], x[n:], np.asarray(table[label], dtype=np.int64))
+    e1, e2, y = keep_valid(both, x[:n], x[n:], binary_labels(table[label], f"{spec.name} column {label!r}"))
+    if len(set(y.tolist())) < 2:
+        raise DataError(f"{spec.name}: every usable pair has label {int(y[0])}; average precision needs both 0 and 1")
     return pair_metrics(e1, e2, y, emb.similarity)
+
+
+def binary_labels(values: list, where: str) -> np.ndarray:
+    """Pair labels as 0/1 integers; anything else (2, "same", blank) is an error naming it."""
+    allowed = {0: 0, 1: 1, "0": 0, "1": 1}  # True/False and 0.0/1.0 hash as 1/0
+    bad = [v for v in values if not (isinstance(v, (int, float, str)) and v in allowed)]
+    if bad:
+        raise DataError(f"{where}: pair labels must be 0 or 1; found {sorted({repr(v) for v in bad})[:5]}")
+    return np.array([allowed[v] for v in values], dtype=np.int64)

@@ -12,6 +12,9 @@ MAIN_SCORE = "map_at_1000"
 PARAMS = dict(retrieval.PARAMS)
 
 
+metrics = retrieval.metrics
+
+
 def splits(spec) -> list[str]:
     return list(spec.data.eval_splits)
 

@@ -16,11 +16,17 @@ import numpy as np
 from ..audio import AudioRef
 from ..errors import DataError
 from ..similarity import similarity_matrix
+from . import Param
 
 NAME = "retrieval"
 MAIN_SCORE = "hit_rate_at_5"
 K_VALUES = [1, 3, 5, 10, 20, 100, 1000]
-PARAMS = {"k_values": K_VALUES, "top_k": 1000, "ignore_identical_ids": False, "skip_first_result": False}
+PARAMS = {
+    "k_values": Param(K_VALUES, "cut-offs of every metric", items=int, min=1),
+    "top_k": Param(1000, "documents kept per query", min=1),
+    "ignore_identical_ids": Param(False, "a document with the query's id is not a result (audio-to-audio on one pool)"),
+    "skip_first_result": Param(False, "drop each query's best result (it is the query itself)"),
+}
 
 
 @dataclass
@@ -48,6 +54,15 @@ class RetrievalData:
     @property
     def has_repeated_ids(self) -> bool:
         return len({i for i, _ in self.corpus}) < len(self.corpus) or len({i for i, _ in self.queries}) < len(self.queries)
+
+
+def metrics(spec) -> tuple[str, ...]:
+    ks = spec.protocol.get("k_values", K_VALUES)
+    names = [f"{m}_at_{k}" for m in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate") for k in ks]
+    names += [
+        f"nauc_{m}_at_{k}_{f}" for m in ("ndcg", "map", "recall", "precision", "mrr") for k in ks for f in ("max", "std", "diff1")
+    ]
+    return ("accuracy", *names)
 
 
 def splits(spec) -> list[str]:
@@ -100,10 +115,13 @@ def search(data: RetrievalData, emb, top_k: int) -> dict[str, dict[str, float]]:
 
 
 def _rerank(qids, q, dids, d, candidates, similarity) -> dict[str, dict[str, float]]:
+    """Each query's candidates scored; a query without candidates keeps an empty result (and
+    scores 0, as in mteb)."""
     position = {doc: j for j, doc in enumerate(dids)}
     results = {}
     for row, qid in enumerate(qids):
         cand = [c for c in candidates.get(qid, []) if c in position]
+        results[qid] = {}
         if cand:
             scores = similarity_matrix(q[row : row + 1], d[[position[c] for c in cand]], similarity)[0]
             results[qid] = {c: float(s) for c, s in zip(cand, scores)}
@@ -134,49 +152,93 @@ def _ranked(scores: dict[str, float]) -> list[str]:
     return [doc for doc, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)]
 
 
+def query_metrics(ranking: list[str], judged: dict[str, int], k_values) -> dict[str, float]:
+    """trec_eval's ndcg_cut, map_cut, recall, P and success for one query (as pytrec_eval computes
+    them: judged-but-irrelevant documents have gain 0; a query without a relevant document scores
+    0 everywhere) and mteb's MRR."""
+    relevant = {d for d, r in judged.items() if r > 0}
+    gains = sorted((r for r in judged.values() if r > 0), reverse=True)
+    hits = [doc in relevant for doc in ranking]
+    first_hit = next((i for i, h in enumerate(hits) if h), None)
+    out = {}
+    for k in k_values:
+        top = hits[:k]
+        found = sum(top)
+        dcg = sum(judged[ranking[i]] / math.log2(i + 2) for i in range(len(top)) if top[i])
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k]))
+        precisions = [sum(top[: i + 1]) / (i + 1) for i in range(len(top)) if top[i]]
+        out[f"NDCG@{k}"] = dcg / idcg if idcg else 0.0
+        out[f"MAP@{k}"] = sum(precisions) / len(relevant) if relevant else 0.0
+        out[f"Recall@{k}"] = found / len(relevant) if relevant else 0.0
+        out[f"P@{k}"] = found / k
+        out[f"HitRate@{k}"] = 1.0 if found else 0.0
+        out[f"MRR@{k}"] = 1.0 / (first_hit + 1) if first_hit is not None and first_hit < k else 0.0
+    return out
+
+
+ABSTENTION_RATES = np.linspace(0, 1, 11)[:-1]
+
+
+def _confidence(scores: list[float]) -> dict[str, float]:
+    """Per-query confidence for the abstention curves: best score, spread, margin to the second."""
+    if not scores:
+        return {"max": 0.0, "std": 0.0, "diff1": 0.0}
+    ordered = sorted(scores, reverse=True)
+    return {"max": ordered[0], "std": float(np.std(scores)), "diff1": ordered[0] - ordered[1] if len(ordered) > 1 else 0.0}
+
+
+def _abstention_curve(confidence: np.ndarray, metric: np.ndarray) -> np.ndarray:
+    """Mean metric of the queries kept when the least confident share is abstained on; tied
+    confidences count with their group's mean (independent of query order)."""
+    if confidence.size == 0:
+        return np.full(len(ABSTENTION_RATES), np.nan)
+    order = np.argsort(confidence, kind="stable")
+    conf, values = confidence[order], metric[order]
+    starts = np.flatnonzero(np.r_[True, conf[1:] != conf[:-1]])
+    sizes = np.diff(np.r_[starts, len(conf)])
+    values = np.repeat(np.add.reduceat(values, starts) / sizes, sizes)
+    curve = np.zeros(len(ABSTENTION_RATES))
+    for i, rate in enumerate(ABSTENTION_RATES):
+        curve[i] = values[min(round(rate * len(conf)), len(conf) - 1) :].mean()
+    return curve
+
+
+def nauc(confidence: np.ndarray, metric: np.ndarray) -> float:
+    """Normalised area under the abstention curve (Gisserot-Boukhlef et al. 2024), as mteb
+    reports it: 0 for abstention no better than none, 1 for the oracle; NaN when they coincide."""
+    from sklearn.metrics import auc
+
+    raw = auc(ABSTENTION_RATES, _abstention_curve(confidence, metric))
+    oracle_curve = _abstention_curve(metric, metric)
+    oracle = auc(ABSTENTION_RATES, oracle_curve)
+    flat = oracle_curve[0] * (ABSTENTION_RATES[-1] - ABSTENTION_RATES[0])
+    return float("nan") if oracle == flat else float((raw - flat) / (oracle - flat))
+
+
 def retrieval_metrics(results: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]], k_values) -> dict:
-    """trec_eval's ndcg_cut, map_cut, recall, P and success, plus mteb's MRR, averaged over the
-    queries that have both results and at least one relevant document."""
-    sums: dict[str, float] = {}
-    mrr: dict[int, float] = {k: 0.0 for k in k_values}
-    evaluated = 0
-    for qid, scores in results.items():
-        judged = qrels.get(qid, {})
-        relevant = {d for d, r in judged.items() if r > 0}
-        if not relevant or not scores:
-            continue
-        evaluated += 1
-        ranking = _ranked(scores)
-        gains = sorted((r for r in judged.values() if r > 0), reverse=True)
-        hits = [doc in relevant for doc in ranking]
-        first_hit = next((i for i, h in enumerate(hits) if h), None)
-        for k in k_values:
-            top = hits[:k]
-            found = sum(top)
-            dcg = sum(judged[ranking[i]] / math.log2(i + 2) for i in range(len(top)) if top[i])
-            idcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains[:k]))
-            precisions = [sum(top[: i + 1]) / (i + 1) for i in range(len(top)) if top[i]]
-            values = {
-                "ndcg": dcg / idcg if idcg else 0.0,
-                "map": sum(precisions) / len(relevant),
-                "recall": found / len(relevant),
-                "precision": found / k,
-                "hit_rate": 1.0 if found else 0.0,
-            }
-            for name, value in values.items():
-                sums[f"{name}_at_{k}"] = sums.get(f"{name}_at_{k}", 0.0) + value
-            mrr[k] += 1.0 / (first_hit + 1) if first_hit is not None and first_hit < k else 0.0
-    if evaluated == 0:
-        raise DataError("no query has both a relevant document and a decodable result; check qrels and ids")
+    """Scores of every query in `results` (mteb keeps each query that has a qrels entry, with or
+    without a relevant document or a result), averaged; ndcg/map/recall/precision/hit rate rounded
+    to 5 places as mteb rounds them, MRR unrounded, plus the nAUC of each metric under three
+    confidence functions."""
+    evaluated = [q for q in results if q in qrels]
+    if not evaluated:
+        raise DataError("no query has a qrels entry and a decodable clip; check qrels and ids")
+    per_query = [query_metrics(_ranked(results[q]), qrels[q], k_values) for q in evaluated]
+    confidence = [_confidence(list(results[q].values())) for q in evaluated]
     out: dict[str, float] = {}
-    for name in ("ndcg", "map", "recall", "precision"):
+    names = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision", "HitRate": "hit_rate", "MRR": "mrr"}
+    for short, name in names.items():
         for k in k_values:
-            out[f"{name}_at_{k}"] = round(sums[f"{name}_at_{k}"] / evaluated, 5)
+            mean = sum(m[f"{short}@{k}"] for m in per_query) / len(per_query)
+            out[f"{name}_at_{k}"] = mean if short == "MRR" else round(mean, 5)
     out["accuracy"] = out[f"recall_at_{k_values[0]}"]
-    for k in k_values:
-        out[f"mrr_at_{k}"] = mrr[k] / evaluated
-    for k in k_values:
-        out[f"hit_rate_at_{k}"] = round(sums[f"hit_rate_at_{k}"] / evaluated, 5)
+    for short, name in names.items():
+        if short == "HitRate":
+            continue
+        for k in k_values:
+            metric = np.array([m[f"{short}@{k}"] for m in per_query])
+            for fct in ("max", "std", "diff1"):
+                out[f"nauc_{name}_at_{k}_{fct}"] = nauc(np.array([c[fct] for c in confidence]), metric)
     return out
 
 
@@ -187,7 +249,8 @@ def evaluate(data, split, emb, spec, state) -> dict:
         raise DataError(
             f"{spec.name}: split {split} is a plain table; retrieval needs data.layout = 'retrieval' or a [derive] section"
         )
-    qrels = {q: docs for q, docs in split_data.qrels.items() if any(r > 0 for r in docs.values())}
+    # mteb keeps every query with a qrels entry, even one without a relevant document (it scores 0)
+    qrels = {q: docs for q, docs in split_data.qrels.items() if docs}
     queries = [(q, v) for q, v in split_data.queries if q in qrels]
     split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
     results = search(split_data, emb, p["top_k"])

@@ -11,12 +11,20 @@ import numpy as np
 
 from ..errors import DataError
 from ..similarity import similarity_matrix
-from . import keep_valid
-from .classification import label_metrics
+from . import Param, keep_valid
+from .classification import binary_ap, label_metrics
 
 NAME = "zeroshot"
 MAIN_SCORE = "accuracy"
-PARAMS = {"template": "{label}", "candidate_texts": None, "label_names": None}
+PARAMS = {
+    "template": Param("{label}", "prompt of each class; {label} is the class name"),
+    "candidate_texts": Param(None, "explicit prompt per class, in class order", kind=list, items=str),
+    "label_names": Param(None, "label value -> class name used in the template", kind=dict),
+}
+
+
+def metrics(spec) -> tuple[str, ...]:
+    return ("accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted", "ap", "ap_weighted")
 
 
 def splits(spec) -> list[str]:
@@ -28,12 +36,12 @@ def needs(spec) -> set[str]:
 
 
 def candidates(labels: list, p: dict) -> tuple[list, list[str]]:
-    """(class values in index order, their prompt texts)."""
+    """(class values in index order, their prompt texts). With candidate_texts, integer labels are
+    indices into them and string labels must equal one of them (mteb's rule)."""
     if p["candidate_texts"] is not None:
         texts = list(p["candidate_texts"])
-        if any(not isinstance(v, int) for v in labels):
-            # string labels: the texts are given in sorted-label order
-            return sorted(set(labels)), texts
+        if labels and isinstance(labels[0], str):
+            return texts, texts
         return list(range(len(texts))), texts
     names = p["label_names"] or {}
     classes = sorted(set(labels))
@@ -52,5 +60,8 @@ def evaluate(data, split, emb, spec, state) -> dict:
     x, ok = emb.audio(table[audio])
     x, y = keep_valid(ok, x, np.array([index[v] for v in table[label]]))
     t = emb.text(texts)
-    predictions = similarity_matrix(x, t, emb.similarity).argmax(axis=1)
-    return label_metrics(y, predictions)
+    probs = similarity_matrix(x, t, emb.similarity)
+    scores = label_metrics(y, probs.argmax(axis=1))
+    if len(np.unique(y)) == 2:  # mteb scores binary tasks by the similarity to the second class
+        scores["ap"], scores["ap_weighted"] = (float(v) for v in binary_ap(y, probs[:, 1]))
+    return scores

@@ -1,0 +1,855 @@
+"""Fault injection: every failure is one `maeb: error:` line on stderr naming what is at fault, with
+exit code 2; nothing wrong is written with exit code 0; an interrupted run resumes to the scores of
+an uninterrupted one. Bad audio, bad metadata, bad protocol values, kill -9, corrupt caches,
+read-only and full folders, concurrent runs on one cache, broken pipes, changed settings."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from maeb.cli import main
+from maeb.mock import SpectralEncoder, tone
+
+from .test_cli import SLOW_FAMILY, maeb, run_args, write_model
+
+MODEL_DIR = ("test__spectral", "r1")
+FAST_CLUSTERING = "[protocol]\nn_clusters = 1\nmax_documents_per_cluster = 32\n"
+LABELS = {"low": 220.0, "high": 3520.0}
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def write_folder(root: Path, per_label: int = 3, rows: list[tuple[str, str]] | None = None, rate: int = 16000) -> Path:
+    """An audio folder of short 16 kHz tones (two labels) plus extra metadata rows (file, label)."""
+    (root / "audio").mkdir(parents=True, exist_ok=True)
+    lines = ["file_name,label"]
+    for label, freq in LABELS.items():
+        for i in range(per_label):
+            name = f"audio/{label}_{i}.wav"
+            sf.write(root / name, tone(freq, 0.3, rate, seed=i), rate)
+            lines.append(f"{name},{label}")
+    lines += [f"{name},{label}" for name, label in rows or []]
+    (root / "metadata.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def write_spec(
+    tmp_path: Path,
+    folder: Path,
+    name: str = "Faulty",
+    kind: str = "clustering",
+    tail: str = FAST_CLUSTERING,
+    data: str = "",
+    top: str = "",
+) -> Path:
+    """A task over every row of the folder as its test split; `data` adds [data] fields, `tail`
+    adds tables after it ([protocol], [derive]), `top` adds top-level fields."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f'name = "{name}"\ntype = "{kind}"\n{top}[data]\nsource = "audiofolder"\npath = "{folder}"\n'
+        f'eval_splits = ["test"]\n{data}{tail}',
+        encoding="utf-8",
+    )
+    return path
+
+
+def retrieval_spec(tmp_path: Path, folder: Path, name: str = "Faulty") -> Path:
+    """Audio-to-audio retrieval over the folder: no scikit-learn import, so subprocesses start fast."""
+    return write_spec(tmp_path, folder, name, kind="retrieval", tail='[derive]\nkind = "same_label"\n')
+
+
+def wav_bytes(samples: np.ndarray, rate: int = 16000, subtype: str | None = None) -> bytes:
+    buf = io.BytesIO()
+    sf.write(buf, samples, rate, format="WAV", subtype=subtype)
+    return buf.getvalue()
+
+
+def run_main(capsys, args: list[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    rc = main(args)
+    return rc, capsys.readouterr().err
+
+
+def one_error(rc: int, err: str) -> str:
+    """The run failed with exit code 2 and exactly one stderr line, a `maeb: error:` line."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert rc == 2, f"exit code {rc}, stderr:\n{err}"
+    assert "Traceback" not in err, err
+    assert len(lines) == 1, f"expected one stderr line, got {len(lines)}:\n{err}"
+    assert lines[0].startswith("maeb: error: "), lines[0]
+    return lines[0]
+
+
+def result_file(root: Path, task: str = "Faulty", experiment: str | None = None) -> Path:
+    folder = root.joinpath(*MODEL_DIR)
+    return (folder / "experiments" / experiment if experiment else folder) / f"{task}.json"
+
+
+def cached_vectors(cache: Path) -> int:
+    """Vectors stored in every embedding cache file under `cache` (0 when there is none)."""
+    total = 0
+    for path in sorted((cache / "embeddings").glob("*.sqlite")):
+        db = sqlite3.connect(path, timeout=10)
+        try:
+            total += db.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+        except sqlite3.OperationalError:
+            pass  # created but never given a table
+        finally:
+            db.close()
+    return total
+
+
+def counts(stderr: str) -> tuple[int, int]:
+    """(clips embedded, clips from cache) of a run's summary line."""
+    match = re.search(r"(\d+) clips embedded, (\d+) from cache", stderr)
+    assert match, stderr
+    return int(match.group(1)), int(match.group(2))
+
+
+def subprocess_env(tmp_path: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("MAEB_DEBUG", "MAEB_CACHE_DIR")}
+    env["PYTHONPATH"] = f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    return env
+
+
+def wait_for(condition, timeout: float, what: str, proc: subprocess.Popen | None = None) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the run ended (exit {proc.returncode}) before {what}: {proc.communicate()[1]}")
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def count_when_ready(cache: Path) -> int:
+    try:
+        return cached_vectors(cache)
+    except sqlite3.Error:
+        return 0
+
+
+def is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@contextlib.contextmanager
+def mounted(target: Path, *args: str):
+    """`mount ARGS TARGET` for the body (skips when it cannot be done), unmounted afterwards."""
+    if not is_root():
+        pytest.skip("mounting needs root")
+    target.mkdir(parents=True, exist_ok=True)
+    out = subprocess.run(["mount", *args, str(target)], capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip(f"mount {' '.join(args)} failed: {out.stderr.strip()}")
+    try:
+        yield target
+    finally:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True)
+
+
+@contextlib.contextmanager
+def read_only(folder: Path):
+    """The folder made unwritable: chmod 0o500 where permissions bind, else (root) a read-only
+    bind mount of it; skips when neither works."""
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o500)
+    try:
+        probe = folder / ".probe"
+        try:
+            probe.write_text("x")
+        except OSError:
+            yield folder
+            return
+        probe.unlink()
+        os.chmod(folder, 0o700)
+        with mounted(folder, "--bind", str(folder)):
+            out = subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True, text=True)
+            if out.returncode != 0:
+                pytest.skip(f"read-only remount failed: {out.stderr.strip()}")
+            yield folder
+    finally:
+        os.chmod(folder, 0o700)
+
+
+def fill(folder: Path) -> None:
+    """Write into the folder until its file system is full."""
+    with open(folder / "filler", "wb", buffering=0) as handle:
+        block = b"\0" * 4096
+        with contextlib.suppress(OSError):
+            while True:
+                handle.write(block)
+
+
+# -- 1. bad audio ------------------------------------------------------------------------------------
+BAD_AUDIO = {  # kind -> (bytes of the file or None for a missing one, words the reason must use)
+    "empty": (lambda: b"", "empty"),
+    "junk": (lambda: b"this is not audio at all\n" * 40, "decode"),
+    "truncated": (lambda: wav_bytes(tone(440.0, 0.5))[:4000], "truncated"),
+    "zero_length": (lambda: wav_bytes(np.zeros(0, np.float32)), "zero-length"),
+    "nan": (lambda: wav_bytes(np.full(1600, np.nan, np.float32), subtype="FLOAT"), "NaN"),
+    "missing": (None, "cannot read"),
+}
+
+
+def bad_folder(root: Path, kinds, good_per_label: int = 2) -> Path:
+    rows = [(f"audio/bad_{kind}.wav", "low") for kind in kinds]
+    folder = write_folder(root, good_per_label, rows)
+    for kind in kinds:
+        make = BAD_AUDIO[kind][0]
+        if make is not None:
+            (folder / "audio" / f"bad_{kind}.wav").write_bytes(make())
+    return folder
+
+
+@pytest.mark.parametrize("kind", list(BAD_AUDIO))
+def test_bad_audio_is_one_line_naming_the_clip(tmp_path, capsys, kind):
+    folder = bad_folder(tmp_path / "data", [kind])
+    task = write_spec(tmp_path, folder)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    line = one_error(rc, err)
+    assert f"audio/bad_{kind}.wav" in line and "Faulty" in line and BAD_AUDIO[kind][1] in line, line
+    assert "--on-bad-audio skip" in line
+    assert not result_file(tmp_path / "res").exists()
+
+
+def test_stereo_and_other_rates_are_mixed_and_resampled(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    stereo = np.stack([tone(220.0, 0.3, seed=7), tone(220.0, 0.3, seed=8)], axis=1)
+    sf.write(folder / "audio" / "stereo.wav", stereo, 16000)
+    sf.write(folder / "audio" / "rate8k.wav", tone(220.0, 0.3, 8000, seed=9), 8000)
+    sf.write(folder / "audio" / "rate44k.wav", tone(3520.0, 0.3, 44100, seed=10), 44100)
+    with open(folder / "metadata.csv", "a", encoding="utf-8") as handle:
+        handle.write("audio/stereo.wav,low\naudio/rate8k.wav,low\naudio/rate44k.wav,high\n")
+    task = write_spec(tmp_path, folder)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    assert rc == 0, err
+    result = json.loads(result_file(tmp_path / "res").read_text())
+    assert result["maeb"]["embedding"]["skipped_clips"] == 0
+    assert result["maeb"]["embedding"]["clips_embedded"] == 7
+    assert result["scores"]["test"][0]["main_score"] == pytest.approx(1.0)  # each tone with its own pitch
+
+
+def test_skip_records_count_and_stable_reasons(tmp_path, capsys):
+    folder = bad_folder(tmp_path / "data", list(BAD_AUDIO))
+    task = write_spec(tmp_path, folder)
+    model = write_model(tmp_path)
+    results = []
+    for out in ("res1", "res2"):
+        args = run_args(tmp_path, model, task, extra=("--on-bad-audio", "skip", "--output-dir", str(tmp_path / out)))
+        rc, err = run_main(capsys, args)
+        assert rc == 0, err
+        assert "Traceback" not in err
+        results.append(json.loads(result_file(tmp_path / out).read_text()))
+    first, second = (r["maeb"] for r in results)
+    assert first["embedding"]["skipped_clips"] == len(BAD_AUDIO)
+    assert set(first["skipped_examples"]) == {f"audio/bad_{kind}.wav" for kind in BAD_AUDIO}
+    for reason in first["skipped_examples"].values():
+        assert not re.search(r"0x[0-9a-fA-F]{4,}", reason), reason
+    assert first["skipped_examples"] == second["skipped_examples"]
+    assert results[0]["scores"] == results[1]["scores"]
+
+
+def test_skip_with_every_clip_unusable_writes_nothing(tmp_path, capsys):
+    folder = tmp_path / "data"
+    (folder / "audio").mkdir(parents=True)
+    for kind in ("empty", "junk", "nan"):
+        (folder / "audio" / f"bad_{kind}.wav").write_bytes(BAD_AUDIO[kind][0]())
+    (folder / "metadata.csv").write_text(
+        "file_name,label\naudio/bad_empty.wav,a\naudio/bad_junk.wav,b\naudio/bad_nan.wav,a\n", encoding="utf-8"
+    )
+    task = write_spec(tmp_path, folder)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task, extra=("--on-bad-audio", "skip")))
+    line = one_error(rc, err)
+    assert "Faulty" in line and "3" in line, line
+    # the one line must say why (a clip or a reason), not point at reasons that were never printed
+    assert any(word in line for word in ("bad_empty", "bad_junk", "bad_nan", "empty file", "decode", "NaN")), line
+    assert not result_file(tmp_path / "res").exists()
+
+
+# -- 2. bad metadata -------------------------------------------------------------------------------
+def metadata_case(tmp_path: Path, content: bytes, name: str = "metadata.csv") -> tuple[Path, Path]:
+    folder = write_folder(tmp_path / "data", per_label=2)
+    (folder / "metadata.csv").unlink()
+    (folder / name).write_bytes(content)
+    return write_spec(tmp_path, folder), folder / name
+
+
+GOOD_ROWS = "audio/low_0.wav,low\naudio/low_1.wav,low\naudio/high_0.wav,high\naudio/high_1.wav,high\n"
+JSONL_ROWS = [f'{{"file_name": "audio/{n}.wav", "label": "{n[:-2]}"}}' for n in ("low_0", "low_1", "high_0", "high_1")]
+BAD_METADATA = {  # case -> (file, content, what the line must also say; csv rows counted from the header as row 1)
+    "short_row": ("metadata.csv", "file_name,label\naudio/low_0.wav,low\naudio/low_1.wav\naudio/high_0.wav,high\n", [r"row 3\b"]),
+    "long_row": (
+        "metadata.csv",
+        "file_name,label\naudio/low_0.wav,low\naudio/low_1.wav,low,x\naudio/high_0.wav,high\n",
+        [r"row 3\b"],
+    ),
+    "blank_label": (
+        "metadata.csv",
+        "file_name,label\naudio/low_0.wav,low\naudio/low_1.wav,\naudio/high_0.wav,high\naudio/high_1.wav,high\n",
+        [r"row 3\b", "'label'"],
+    ),
+    "no_file_name": ("metadata.csv", "path,label\n" + GOOD_ROWS, ["file_name"]),
+    "header_only": ("metadata.csv", "file_name,label\n", ["no rows"]),
+    # the quote swallows the rest of the file into one label: a 1-clip task would be scored
+    "unterminated_quote": (
+        "metadata.csv",
+        'file_name,label\naudio/low_0.wav,"low\naudio/low_1.wav,low\naudio/high_0.wav,high\naudio/high_1.wav,high\n',
+        [r"row 2\b"],
+    ),
+    "duplicate_column": ("metadata.csv", "file_name,label,label\n" + GOOD_ROWS.replace("\n", ",x\n"), ["'label'"]),
+    "latin1": ("metadata.csv", "file_name,label\naudio/low_0.wav,caf\xe9\n" + GOOD_ROWS[20:], ["(?i)utf-?8"]),
+    "jsonl_bad_json": (
+        "metadata.jsonl",
+        "\n".join(JSONL_ROWS[:2] + ['{"file_name": "audio/high_0.wav", label: high}']),
+        [r"(row|line) 3\b"],
+    ),
+    "jsonl_missing_field": (
+        "metadata.jsonl",
+        "\n".join([JSONL_ROWS[0], '{"file_name": "audio/low_1.wav"}'] + JSONL_ROWS[2:]),
+        [r"(row|line) 2\b"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_METADATA))
+def test_bad_metadata_names_the_file_and_the_row_or_column(tmp_path, capsys, case):
+    name, text, expected = BAD_METADATA[case]
+    task, meta_path = metadata_case(tmp_path, text.encode("latin-1" if case == "latin1" else "utf-8"), name)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    line = one_error(rc, err)
+    assert name in line, f"{case}: the line does not name {name}: {line}"
+    for pattern in expected:
+        assert re.search(pattern, line), f"{case}: {pattern!r} missing from: {line}"
+    assert cached_vectors(tmp_path / "cache") == 0
+    assert not result_file(tmp_path / "res").exists()
+
+
+def test_metadata_with_byte_order_mark_works(tmp_path, capsys):
+    task, csv_path = metadata_case(tmp_path, ("\ufefffile_name,label\n" + GOOD_ROWS).encode("utf-8"))
+    assert csv_path.read_bytes().startswith(b"\xef\xbb\xbf")
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    assert rc == 0, err
+    assert json.loads(result_file(tmp_path / "res").read_text())["maeb"]["embedding"]["clips_embedded"] == 4
+
+
+# -- 3. bad protocol and derive values -------------------------------------------------------------
+BAD_PROTOCOL = [
+    ("classification", "[protocol]\nsamples_per_label = 0\n", "samples_per_label"),
+    ("classification", "[protocol]\nn_experiments = 0\n", "n_experiments"),
+    ("classification", "[protocol]\ncross_validation = true\nn_splits = 1\n", "n_splits"),
+    ("classification", "[protocol]\nmax_iter = -1\n", "max_iter"),
+    ("clustering", "[protocol]\nkmeans_batch_size = 0\n", "kmeans_batch_size"),
+    ("clustering", "[protocol]\nn_clusters = 0\n", "n_clusters"),
+    ("retrieval", '[protocol]\ntop_k = 0\n[derive]\nkind = "same_label"\n', "top_k"),
+    ("classification", '[protocol]\nsamples_per_label = "8"\n', "samples_per_label"),
+    ("classification", "[protocol]\nn_experiments = true\n", "n_experiments"),
+    ("pair_classification", '[derive]\nkind = "pairs"\npositive_fraction = 1.5\n', "positive_fraction"),
+    ("pair_classification", '[derive]\nkind = "pairs"\nn_pairs = -5\n', "n_pairs"),
+]
+
+
+def _protocol_id(case) -> str:
+    kind, tail, field = case
+    (line,) = [x for x in tail.splitlines() if x.startswith(field + " ")]
+    return f"{kind}:{line.replace(' ', '')}"
+
+
+@pytest.mark.parametrize("kind,tail,field", BAD_PROTOCOL, ids=[_protocol_id(c) for c in BAD_PROTOCOL])
+def test_bad_protocol_values_fail_at_parse_time(tmp_path, capsys, kind, tail, field):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder, kind=kind, tail=tail)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    line = one_error(rc, err)
+    assert field in line and str(task) in line, line
+    assert not (tmp_path / "cache").exists(), "the spec is read before the model loads and the cache opens"
+
+
+@pytest.mark.parametrize("n_pairs", [100_000_000, 5_000_000])
+def test_too_many_pairs_fails_fast_naming_the_counts(tmp_path, capsys, n_pairs):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder, kind="pair_classification", tail=f'[derive]\nkind = "pairs"\nn_pairs = {n_pairs}\n')
+    started = time.perf_counter()
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    assert time.perf_counter() - started < 5
+    line = one_error(rc, err)
+    assert "n_pairs" in line or "pairs" in line, line
+    # the line says what was asked and, where it is the data that is too small, what it holds
+    assert re.search(str(n_pairs) + "|" + str(n_pairs // 2), line), line
+    if n_pairs <= 10_000_000:
+        assert "holds 2 and 4" in line, line  # 4 clips, 2 labels: 2 same-label and 4 different-label pairs
+    assert cached_vectors(tmp_path / "cache") == 0
+
+
+def test_non_binary_pair_labels_fail_before_embedding(tmp_path, capsys):
+    folder = tmp_path / "data"
+    write_folder(folder, per_label=2)
+    (folder / "metadata.csv").write_text(
+        "file_name,label\naudio/low_0.wav,0\naudio/low_1.wav,1\naudio/high_0.wav,2\naudio/high_1.wav,1\n", encoding="utf-8"
+    )
+    # each clip paired with itself: the folder's label column is the pair label
+    task = write_spec(
+        tmp_path, folder, kind="pair_classification", tail='[protocol]\naudio1_column = "audio"\naudio2_column = "audio"\n'
+    )
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    line = one_error(rc, err)
+    assert "Faulty" in line and "'label'" in line and "2" in line and "0 or 1" in line, line
+    assert cached_vectors(tmp_path / "cache") == 0, "labels are data: they should be checked before anything is embedded"
+
+
+def test_main_score_typo_suggests_the_metric(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder, kind="classification", top='main_score = "acuracy"\n', tail="")
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    line = one_error(rc, err)
+    assert "acuracy" in line and "accuracy" in line.split("acuracy", 1)[1] and "did you mean" in line, line
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_non_positive_max_seconds_option(tmp_path, capsys, value):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    args = ["run", "--model", "mfcc", "--tasks", str(task), "--output-dir", str(tmp_path / "res")]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--option", f"max_seconds={value}", "--quiet"]
+    rc, err = run_main(capsys, args)
+    line = one_error(rc, err)
+    assert "max_seconds" in line and "mfcc" in line, line
+    assert cached_vectors(tmp_path / "cache") == 0
+    assert not list(tmp_path.glob("res/**/*.json"))
+
+
+# -- 4. interruption -------------------------------------------------------------------------------
+def test_kill_during_embedding_resumes_to_equal_scores(tmp_path, monkeypatch, capsys):
+    (tmp_path / "slowfamily.py").write_text(SLOW_FAMILY)
+    model = write_model(tmp_path, family="slowfamily:Slow")
+    folder = write_folder(tmp_path / "data", per_label=5)  # 10 clips, 0.25 s each
+    task = retrieval_spec(tmp_path, folder)
+    env = subprocess_env(tmp_path)
+    args = run_args(tmp_path, model, task, extra=("--batch-size", "1"))
+    proc = subprocess.Popen([sys.executable, "-m", "maeb", *args], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: count_when_ready(tmp_path / "cache") >= 2, 90, "two committed clips", proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    committed = cached_vectors(tmp_path / "cache")
+    assert 2 <= committed < 10, f"killed with {committed} of 10 clips committed"
+    assert not result_file(tmp_path / "res").exists()
+
+    again = maeb(*args, env=env)
+    assert again.returncode == 0, again.stderr
+    # only what was not committed is embedded again ("from cache" counts lookups, not clips)
+    assert counts(again.stderr)[0] == 10 - committed, again.stderr
+    folder_out = result_file(tmp_path / "res").parent
+    assert not [p.name for p in folder_out.iterdir() if p.name.endswith(".tmp")]
+
+    # the same command, uninterrupted, into a fresh output folder and cache (in one batch: the
+    # batch size changes no vector, and the slow family sleeps per batch)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fresh = run_args(tmp_path, model, task, extra=("--batch-size", "16", "--output-dir", str(tmp_path / "ref")))
+    fresh[fresh.index("--cache-dir") + 1] = str(tmp_path / "ref-cache")
+    rc, err = run_main(capsys, fresh)
+    assert rc == 0, err
+    resumed = json.loads(result_file(tmp_path / "res").read_text())
+    reference = json.loads(result_file(tmp_path / "ref").read_text())
+    assert resumed["scores"] == reference["scores"]
+    assert resumed["maeb"]["fingerprints"] == reference["maeb"]["fingerprints"]
+
+
+SLOW_RESULT_WRITE = """
+import os, sys, time
+
+marker, task = sys.argv[1], sys.argv[2]
+real_fsync = os.fsync
+
+
+def fsync(fd):
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        target = ""
+    if os.path.basename(target).startswith(f".{task}.json."):
+        with open(marker, "w") as handle:
+            handle.write(target)
+        time.sleep(120)  # killed here: the result's temporary file is written, not yet renamed
+    return real_fsync(fd)
+
+
+os.fsync = fsync
+from maeb.cli import main
+
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def test_kill_while_writing_the_result_leaves_no_half_file(tmp_path, capsys):
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to see which file is being written")
+    script = tmp_path / "slow_write.py"
+    script.write_text(SLOW_RESULT_WRITE)
+    marker = tmp_path / "writing"
+    model = write_model(tmp_path)
+    folder = write_folder(tmp_path / "data", per_label=3)
+    task = retrieval_spec(tmp_path, folder)
+    args = run_args(tmp_path, model, task)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(marker), "Faulty", *args],
+        env=subprocess_env(tmp_path),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(marker.exists, 90, "the result write", proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    out = result_file(tmp_path / "res")
+    assert not out.exists(), "the result must appear whole or not at all"
+    for path in out.parent.iterdir():  # what is left is hidden and no reader takes it for a result
+        assert path.name.startswith(".") or path.suffix == ".json", path
+        if path.suffix == ".json":
+            json.loads(path.read_text())
+
+    rc, err = run_main(capsys, args)
+    assert rc == 0, err
+    assert "Faulty: already done" not in err
+    assert counts(err)[0] == 0, err  # the vectors were committed before the kill
+    resumed = json.loads(out.read_text())
+    assert resumed["scores"]["test"][0]["main_score"] == pytest.approx(1.0)
+    visible = [p.name for p in out.parent.iterdir() if not p.name.startswith(".")]
+    assert sorted(visible) == ["Faulty.json", "model_meta.json"], visible
+
+
+# -- 5. corrupt cache ------------------------------------------------------------------------------
+def corrupt_cache_run(tmp_path: Path, capsys, damage) -> tuple[str, Path, str]:
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    args = run_args(tmp_path, write_model(tmp_path), task)
+    rc, err = run_main(capsys, args)
+    assert rc == 0, err
+    (db,) = (tmp_path / "cache" / "embeddings").glob("*.sqlite")
+    for side in db.parent.glob(db.name + "-*"):  # -wal / -shm of a cleanly closed cache
+        side.unlink()
+    before = result_file(tmp_path / "res").read_text()
+    damage(db)
+    rc, err = run_main(capsys, args + ["--overwrite"])
+    return one_error(rc, err), db, before
+
+
+def _garbage(db: Path) -> None:
+    db.write_bytes(os.urandom(db.stat().st_size))
+
+
+def _half(db: Path) -> None:
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+
+
+def _flip_vector(db: Path) -> None:
+    con = sqlite3.connect(db)
+    key, blob = con.execute("SELECT key, vec FROM emb ORDER BY key LIMIT 1").fetchone()
+    con.close()
+    data = bytearray(db.read_bytes())
+    at = data.find(blob)
+    assert at >= 0 and data.find(blob, at + 1) < 0
+    changed = np.frombuffer(blob, np.float32).copy()
+    changed[0] += 0.5
+    data[at : at + len(blob)] = changed.tobytes()
+    db.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [_garbage, _half, _flip_vector], ids=["garbage", "truncated", "vector_changed"])
+def test_corrupt_cache_is_one_line_naming_the_file(tmp_path, capsys, damage):
+    line, db, before = corrupt_cache_run(tmp_path, capsys, damage)
+    assert str(db) in line and "delete" in line, line
+    assert result_file(tmp_path / "res").read_text() == before, "a failed --overwrite keeps the old result"
+
+
+# -- 6. read-only folders and a file where a folder belongs ----------------------------------------
+def test_output_dir_that_is_a_file(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    blocker = tmp_path / "res"
+    blocker.write_text("not a folder")
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    line = one_error(rc, err)
+    assert str(blocker) in line, line
+    assert cached_vectors(tmp_path / "cache") == 0, "an unwritable output folder should stop the run before embedding"
+
+
+def test_cache_dir_that_is_a_file(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    blocker = tmp_path / "cache"
+    blocker.write_text("not a folder")
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    line = one_error(rc, err)
+    assert str(blocker) in line, line
+    assert not result_file(tmp_path / "res").exists()
+
+
+def test_read_only_output_dir(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    with read_only(tmp_path / "res") as res:
+        rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+        line = one_error(rc, err)
+        assert str(res) in line, line
+    assert cached_vectors(tmp_path / "cache") == 0, "an unwritable output folder should stop the run before embedding"
+
+
+def test_read_only_cache_dir(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    with read_only(tmp_path / "cache") as cache:
+        rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+        line = one_error(rc, err)
+        assert str(cache) in line, line
+    assert not result_file(tmp_path / "res").exists()
+
+
+def test_read_only_existing_cache(tmp_path, capsys):
+    """A cache filled earlier, now on a read-only folder (a shared, frozen cache)."""
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    args = run_args(tmp_path, write_model(tmp_path), task)
+    rc, err = run_main(capsys, args)
+    assert rc == 0, err
+    with read_only(tmp_path / "cache" / "embeddings") as cache:
+        rc, err = run_main(capsys, args + ["--overwrite"])
+        if rc == 0:  # reading a read-only cache is fine, as long as nothing needed writing
+            assert counts(err) == (0, 4), err
+            return
+        line = one_error(rc, err)
+        assert str(cache) in line, line
+        assert "read-only" in line.lower() or "permission" in line.lower(), line
+        assert "delete the file" not in line, f"a read-only cache is not broken; deleting it is the wrong advice: {line}"
+
+
+# -- 7. full disk ----------------------------------------------------------------------------------
+def test_full_disk_output_dir(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    with mounted(tmp_path / "full", "-t", "tmpfs", "-o", "size=256k", "tmpfs") as full:
+        fill(full)
+        rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task, extra=("--output-dir", str(full / "res"))))
+        line = one_error(rc, err)
+        assert str(full) in line and "space" in line, line
+        assert not [p for p in full.rglob("*") if p.is_file() and p.name != "filler"], "no partial file is left"
+
+
+def test_full_disk_cache_dir(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    with mounted(tmp_path / "full", "-t", "tmpfs", "-o", "size=256k", "tmpfs") as full:
+        fill(full)
+        args = run_args(tmp_path, write_model(tmp_path), task)
+        args[args.index("--cache-dir") + 1] = str(full / "cache")
+        rc, err = run_main(capsys, args)
+        line = one_error(rc, err)
+        assert str(full) in line and "space" in line, line
+        assert "delete the file" not in line, f"a full disk is not a corrupt cache: {line}"
+    assert not result_file(tmp_path / "res").exists()
+
+
+# -- 8. concurrent runs on one cache ---------------------------------------------------------------
+def test_concurrent_runs_share_the_work(tmp_path):
+    (tmp_path / "slowfamily.py").write_text(SLOW_FAMILY)
+    model = write_model(tmp_path, family="slowfamily:Slow")
+    folder = write_folder(tmp_path / "data", per_label=3)  # 6 clips
+    task = retrieval_spec(tmp_path, folder)
+    env = subprocess_env(tmp_path)
+    procs = []
+    for out in ("res1", "res2"):
+        args = run_args(tmp_path, model, task, extra=("--batch-size", "1", "--output-dir", str(tmp_path / out)))
+        procs.append(subprocess.Popen([sys.executable, "-m", "maeb", *args], env=env, stderr=subprocess.PIPE, text=True))
+    errs = []
+    for proc in procs:
+        try:
+            errs.append(proc.communicate(timeout=120)[1])
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert [p.returncode for p in procs] == [0, 0], errs
+    scores = [json.loads(result_file(tmp_path / out).read_text())["scores"] for out in ("res1", "res2")]
+    assert scores[0] == scores[1]
+    embedded = [counts(err)[0] for err in errs]
+    assert sum(embedded) == 6, f"clips embedded by the two runs: {embedded} (6 unique clips)\n" + "\n".join(errs)
+    assert cached_vectors(tmp_path / "cache") == 6
+
+
+def claim_owner_pid(cache: Path) -> int | None:
+    """The process id of the run holding claims in the cache (owner is host:pid:token)."""
+    try:
+        for path in (cache / "embeddings").glob("*.sqlite"):
+            db = sqlite3.connect(path, timeout=10)
+            try:
+                rows = db.execute("SELECT DISTINCT owner FROM claims").fetchall()
+                done = db.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+            finally:
+                db.close()
+            if len(rows) == 1 and done >= 1:
+                return int(rows[0][0].split(":")[1])
+    except sqlite3.Error:
+        pass
+    return None
+
+
+def test_killed_run_hands_its_claims_to_the_waiting_run(tmp_path):
+    """Of two runs on one cache, the one embedding is killed: the waiting one embeds the rest
+    (nothing lost, nothing embedded twice) and finishes."""
+    (tmp_path / "slowfamily.py").write_text(SLOW_FAMILY)
+    model = write_model(tmp_path, family="slowfamily:Slow")
+    folder = write_folder(tmp_path / "data", per_label=4)  # 8 clips
+    task = retrieval_spec(tmp_path, folder)
+    env = subprocess_env(tmp_path)
+    procs = {}
+    for out in ("res1", "res2"):
+        args = run_args(tmp_path, model, task, extra=("--batch-size", "1", "--output-dir", str(tmp_path / out)))
+        proc = subprocess.Popen([sys.executable, "-m", "maeb", *args], env=env, stderr=subprocess.PIPE, text=True)
+        procs[proc.pid] = (proc, out)
+    started = [p for p, _ in procs.values()]
+    try:
+        owner: list[int] = []
+
+        def found() -> bool:
+            pid = claim_owner_pid(tmp_path / "cache")
+            if pid in procs:
+                owner.append(pid)
+            return bool(owner)
+
+        wait_for(found, 90, "a run holding claims")
+        victim, _ = procs.pop(owner[0])
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=30)
+        victim.communicate()
+        committed = cached_vectors(tmp_path / "cache")
+        ((survivor, out),) = procs.values()
+        err = survivor.communicate(timeout=120)[1]
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+    assert survivor.returncode == 0, err
+    assert committed < 8, "the victim finished before it was killed; nothing was handed over"
+    assert counts(err)[0] == 8 - committed, f"{committed} committed by the killed run\n{err}"
+    assert cached_vectors(tmp_path / "cache") == 8
+    assert json.loads(result_file(tmp_path / out).read_text())["scores"]["test"][0]["main_score"] == pytest.approx(1.0)
+
+
+def test_clip_committed_between_lookup_and_claim_is_not_embedded_again(tmp_path):
+    """Run B looks a clip up (missing), run A commits it, run B claims it: B must take A's vector,
+    not embed the clip a second time (the window between lookup and claim of two runs)."""
+    from maeb.audio import AudioRef
+    from maeb.cache import EmbeddingCache
+
+    from .conftest import make_embedder
+
+    class Counting(SpectralEncoder):
+        clips = 0
+
+        def embed_audio(self, clips):
+            Counting.clips += len(clips)
+            return super().embed_audio(clips)
+
+    emb = make_embedder(tmp_path, encoder=Counting())
+    ref = AudioRef("late.wav", data=wav_bytes(tone(440.0, 0.3)))
+    other_run = EmbeddingCache(tmp_path / "cache", emb.cache.identity)
+    theirs = np.full(16, 0.25, np.float32)
+    real_get_many = emb.cache.get_many
+    calls = []
+
+    def get_many(keys):
+        found = real_get_many(keys)
+        if not calls:  # the other run commits right after this run's lookup
+            other_run.put_many({ref.key: theirs})
+        calls.append(1)
+        return found
+
+    emb.cache.get_many = get_many
+    vectors, ok = emb.audio([ref])
+    other_run.close()
+    assert ok.all()
+    assert Counting.clips == 0, "the clip was embedded again although the other run had committed it"
+    np.testing.assert_array_equal(vectors[0], theirs)
+
+
+# -- 9. the command line around a run --------------------------------------------------------------
+def test_list_into_a_closed_pipe(tmp_path):
+    shell = subprocess.run(
+        f"{sys.executable} -m maeb list models 2>{tmp_path / 'err'} | head -1; echo ${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+    )
+    first, status = shell.stdout.splitlines()[0], shell.stdout.splitlines()[-1]
+    assert first.strip() and "[" in first
+    err = (tmp_path / "err").read_text()
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert status == "0" or not err.strip(), (status, err)
+    # the reader gone before the first write: deterministic broken pipe
+    proc = subprocess.Popen([sys.executable, "-m", "maeb", "list", "models"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.communicate(timeout=60)[1].decode()
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert proc.returncode == 0 or not err.strip(), (proc.returncode, err)
+
+
+def test_list_tasks_of_unknown_benchmark():
+    out = maeb("list", "tasks", "--benchmark", "NOPE")
+    line = one_error(out.returncode, out.stderr)
+    assert "NOPE" in line and ("did you mean" in line or "list benchmarks" in line), line
+    assert out.stdout == ""
+
+
+# -- 10. changed settings on a rerun ---------------------------------------------------------------
+def test_rerun_with_another_option_goes_to_experiments(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    model = write_model(tmp_path)
+    rc, err = run_main(capsys, run_args(tmp_path, model, task))
+    assert rc == 0, err
+    rc, err = run_main(capsys, run_args(tmp_path, model, task, extra=("--option", "gain=2")))
+    assert rc == 0, err
+    assert "Faulty: already done" not in err, err
+    moved = result_file(tmp_path / "res", experiment="gain_2")
+    assert moved.exists(), sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "res").rglob("*.json"))
+    assert json.loads(moved.read_text())["maeb"]["encoder"]["config"]["gain"] == 2
+    assert (moved.parent / "model_meta.json").exists()
+    assert json.loads(result_file(tmp_path / "res").read_text())["maeb"]["encoder"]["config"] == {"bands": 16}
+
+
+def test_edited_spec_stops_the_rerun(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    args = run_args(tmp_path, write_model(tmp_path), task)
+    rc, err = run_main(capsys, args)
+    assert rc == 0, err
+    before = result_file(tmp_path / "res").read_text()
+    task.write_text(task.read_text().replace("n_clusters = 1", "n_clusters = 2"))
+    rc, err = run_main(capsys, args)
+    line = one_error(rc, err)
+    assert "n_clusters" in line and "1 -> 2" in line and "--overwrite" in line, line
+    assert result_file(tmp_path / "res").read_text() == before
