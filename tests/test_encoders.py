@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from maeb import tiny
 from maeb.audio import AudioRef
 from maeb.encoders import ModelMeta, load_encoder
 from maeb.mock import tone, vector_wav
@@ -17,113 +18,21 @@ from .conftest import FREQS, make_embedder
 
 transformers = pytest.importorskip("transformers")
 
-SSL_COMMON = dict(
-    hidden_size=16,
-    num_hidden_layers=1,
-    num_attention_heads=2,
-    intermediate_size=32,
-    conv_dim=(8, 8),
-    conv_stride=(5, 4),
-    conv_kernel=(10, 4),
-    num_conv_pos_embeddings=8,
-    num_conv_pos_embedding_groups=2,
-)
-
-
+# the checkpoints are maeb.tiny's (the same builders `maeb check-model --tiny` uses)
 def save_whisper(path):
-    from transformers import WhisperConfig, WhisperFeatureExtractor, WhisperModel
-
-    config = WhisperConfig(
-        vocab_size=64,
-        d_model=16,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=32,
-        decoder_ffn_dim=32,
-        num_mel_bins=80,
-        max_source_positions=1500,
-        max_target_positions=16,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=2,
-        decoder_start_token_id=1,
-    )
-    torch.manual_seed(0)
-    WhisperModel(config).save_pretrained(path)
-    WhisperFeatureExtractor().save_pretrained(path)
+    tiny.whisper(path)
 
 
 def save_ssl(path, kind: str, norm: str = "group"):
-    from transformers import (
-        Data2VecAudioConfig,
-        Data2VecAudioModel,
-        HubertConfig,
-        HubertModel,
-        Wav2Vec2Config,
-        Wav2Vec2FeatureExtractor,
-        Wav2Vec2Model,
-        WavLMConfig,
-        WavLMModel,
-    )
-
-    config_cls, model_cls = {
-        "wav2vec2": (Wav2Vec2Config, Wav2Vec2Model),
-        "hubert": (HubertConfig, HubertModel),
-        "wavlm": (WavLMConfig, WavLMModel),
-        "data2vec": (Data2VecAudioConfig, Data2VecAudioModel),
-    }[kind]
-    extra = {} if kind == "data2vec" else {"feat_extract_norm": norm, "do_stable_layer_norm": norm == "layer"}
-    torch.manual_seed(0)
-    model_cls(config_cls(**SSL_COMMON, **extra)).save_pretrained(path)
-    Wav2Vec2FeatureExtractor(return_attention_mask=True, do_normalize=True).save_pretrained(path)
+    tiny.ssl(path, kind, norm)
 
 
 def save_ast(path):
-    from transformers import ASTConfig, ASTFeatureExtractor, ASTModel
-
-    torch.manual_seed(0)
-    ASTModel(ASTConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)).save_pretrained(path)
-    ASTFeatureExtractor().save_pretrained(path)
+    tiny.ast(path)
 
 
 def save_clap(path, fusion: bool = False):
-    from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, ClapProcessor, RobertaTokenizerFast
-
-    config = ClapConfig(
-        text_config=dict(
-            vocab_size=300,
-            hidden_size=16,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=32,
-            max_position_embeddings=80,
-        ),
-        audio_config=dict(
-            hidden_size=32,
-            depths=[1, 1],
-            num_attention_heads=[2, 2],
-            patch_embeds_hidden_size=16,
-            window_size=8,
-            spec_size=256,
-            num_mel_bins=64,
-            enable_fusion=fusion,
-        ),
-        projection_dim=8,
-    )
-    torch.manual_seed(0)
-    ClapModel(config).save_pretrained(path)
-    vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>", *sorted({c for c in "abcdefghijklmnopqrstuvwxyz Ġ"})])}
-    merges = path / "merges.txt"
-    merges.write_text("#version: 0.2\n")
-    vocab_file = path / "vocab.json"
-    import json
-
-    vocab_file.write_text(json.dumps(vocab))
-    tokenizer = RobertaTokenizerFast(vocab_file=str(vocab_file), merges_file=str(merges))
-    extractor = ClapFeatureExtractor(truncation="fusion" if fusion else "rand_trunc")
-    ClapProcessor(feature_extractor=extractor, tokenizer=tokenizer).save_pretrained(path)
+    tiny.clap(path, fusion)
 
 
 def clips(n=6, seed=0):
@@ -338,20 +247,7 @@ def test_seamless_speech_encoder(tmp_path):
 
 
 def test_encodec_latent_mean(tmp_path):
-    from transformers import EncodecConfig, EncodecFeatureExtractor, EncodecModel
-
-    config = EncodecConfig(
-        target_bandwidths=[1.5],
-        num_filters=4,
-        hidden_size=8,
-        codebook_size=16,
-        codebook_dim=8,
-        upsampling_ratios=[8, 5, 4, 2],
-        num_lstm_layers=1,
-    )
-    torch.manual_seed(0)
-    EncodecModel(config).save_pretrained(tmp_path / "m")
-    EncodecFeatureExtractor().save_pretrained(tmp_path / "m")
+    tiny.encodec(tmp_path / "m")
     m = meta("hf-encodec", tmp_path / "m")
     enc = load_encoder(m)
     assert enc.sample_rate == 24000 and enc.min_samples == 320 and enc.batching == "single"
@@ -359,18 +255,7 @@ def test_encodec_latent_mean(tmp_path):
     assert ok.all() and vecs.shape == (3, 8) and np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)
 
 
-def word_tokenizer(words, special, **extra):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(special + words))}
-    backend = Tokenizer(models.WordLevel(vocab, unk_token=special[0]))
-    backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=backend, unk_token=special[0], pad_token=special[0], eos_token=special[0], padding_side="left", **extra
-    )
-    tok.add_special_tokens({"additional_special_tokens": special[1:]})
-    return tok
+word_tokenizer = tiny.word_tokenizer
 
 
 WORDS = "a an the dog cat rain sound of this is person feeling tone at hz summarize above audio text in one word :".split()

@@ -104,9 +104,13 @@ class WhisperEncoder:
 
 
 class SelfSupervisedEncoder:
-    """wav2vec2, HuBERT, WavLM, data2vec-audio, UniSpeech-SAT and other CTC-style encoders (AutoModel)."""
+    """wav2vec2, HuBERT, WavLM, data2vec-audio, UniSpeech-SAT and other CTC-style encoders (AutoModel).
+
+    A variant (SEW-D, MMS) is a subclass that names its protocol family and its own defaults."""
 
     software = SOFTWARE
+    family = "hf-ssl"  # whose rules the protocol gives (by transformers model_type within it)
+    defaults = {"max_seconds": 30.0, "dtype": "float32", "min_samples": 400, "frames": "conv", "layer": "last_hidden_state"}
 
     def __init__(
         self,
@@ -126,7 +130,7 @@ class SelfSupervisedEncoder:
         source, revision = _source(meta, path)
         config = AutoConfig.from_pretrained(source, revision=revision)
         self.arch = config.model_type
-        rules = _rules(protocol, "hf-ssl", "wav2vec2" if self.arch == "speech-encoder-decoder" else self.arch)
+        rules = {**self.defaults, **_rules(protocol, self.family, "wav2vec2" if self.arch == "speech-encoder-decoder" else self.arch)}
         torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
         if config.model_type == "speech-encoder-decoder":
             from transformers import SpeechEncoderDecoderModel
@@ -137,7 +141,7 @@ class SelfSupervisedEncoder:
         self.model = model.to(device).eval()
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 30.0))
+        self.max_seconds = self._cap(_pick(max_seconds, rules, "max_seconds", 30.0))
         self.min_samples = int(_pick(min_samples, rules, "min_samples", 400))  # one 25 ms window of the conv front end
         self.frames = _pick(frames, rules, "frames", "conv")
         self.layer = _pick(layer, rules, "layer", "last_hidden_state")
@@ -151,6 +155,10 @@ class SelfSupervisedEncoder:
         # "single" means no padding: clips of identical length may still share a batch (same arithmetic)
         self.batching = "same_length" if mode == "single" else mode
         self.device, self.dtype = device, _dtype_name(self.model)
+
+    def _cap(self, value) -> float | None:
+        """Seconds from the rule's value (a variant may name a cap it computes from its config)."""
+        return _seconds(value)
 
     def config(self):
         return {

@@ -30,39 +30,22 @@ def _stride(config) -> int:
 
 
 class SEWDEncoder(SelfSupervisedEncoder):
-    def __init__(
-        self,
-        meta,
-        device="cpu",
-        path=None,
-        max_seconds=UNSET,
-        dtype=UNSET,
-        batching=UNSET,
-        frames=UNSET,
-        layer=UNSET,
-        min_samples=UNSET,
-        protocol=None,
-    ):
-        rules = _rules(protocol, "hf-sew-d")
-        cap = _pick(max_seconds, rules, "max_seconds", "position-horizon")
-        horizon = cap == "position-horizon"
-        super().__init__(
-            meta,
-            device=device,
-            path=path,
-            max_seconds=None if horizon else cap,
-            dtype=_pick(dtype, rules, "dtype", "auto"),
-            batching=_pick(batching, rules, "batching", "single"),
-            frames=_pick(frames, rules, "frames", "ratio"),
-            layer=_pick(layer, rules, "layer", "last_hidden_state"),
-            min_samples=_pick(min_samples, rules, "min_samples", 720),
-            protocol=None,
-        )
-        if horizon:  # the relative-position horizon, as mteb caps SEW-D
-            config = self.model.config
-            samples = config.max_position_embeddings * _stride(config) * config.squeeze_factor
-            self.max_seconds = samples / self.sample_rate
-        self.cap_rule = "position-horizon" if horizon else "seconds"
+    family = "hf-sew-d"
+    defaults = {
+        "max_seconds": "position-horizon",
+        "dtype": "auto",
+        "batching": "single",
+        "frames": "ratio",
+        "layer": "last_hidden_state",
+        "min_samples": 720,
+    }
+
+    def _cap(self, value) -> float | None:
+        self.cap_rule = "position-horizon" if value == "position-horizon" else "seconds"
+        if value != "position-horizon":
+            return _seconds(value)
+        config = self.model.config  # the relative-position horizon, as mteb caps SEW-D
+        return config.max_position_embeddings * _stride(config) * config.squeeze_factor / self.sample_rate
 
     def config(self):
         return {**super().config(), "cap_rule": self.cap_rule}
@@ -75,33 +58,12 @@ class MMSEncoder(SelfSupervisedEncoder):
     own adapter weights. maeb does the same and records the outcome in config(); with
     force_adapter=True it loads the adapter for real (other vectors, recorded)."""
 
-    def __init__(
-        self,
-        meta,
-        device="cpu",
-        path=None,
-        max_seconds=UNSET,
-        dtype=UNSET,
-        batching=UNSET,
-        frames=UNSET,
-        min_samples=UNSET,
-        target_lang="eng",
-        force_adapter=False,
-        protocol=None,
-    ):
-        rules = _rules(protocol, "hf-mms")
-        super().__init__(
-            meta,
-            device=device,
-            path=path,
-            max_seconds=_pick(max_seconds, rules, "max_seconds", None),
-            dtype=_pick(dtype, rules, "dtype", "auto"),
-            batching=_pick(batching, rules, "batching", "by-norm"),
-            frames=_pick(frames, rules, "frames", "ratio"),
-            layer="last_hidden_state",
-            min_samples=_pick(min_samples, rules, "min_samples", 0),
-            protocol=None,
-        )
+    family = "hf-mms"
+    defaults = {"max_seconds": None, "dtype": "auto", "batching": "by-norm", "frames": "ratio", "min_samples": 0}
+
+    def __init__(self, meta, device="cpu", target_lang="eng", force_adapter=False, protocol=None, **options):
+        super().__init__(meta, device=device, protocol=protocol, **options)
+        path = options.get("path")
         self.target_lang, self.force_adapter = target_lang, bool(force_adapter)
         source, revision = _source(meta, path)
         if self.force_adapter:
