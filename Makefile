@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install install-dev debian lite test lint bench clean
+.PHONY: install install-dev debian lite test lint bench clean parity-env parity parity-quick
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,3 +46,19 @@ bench:
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache
+
+# end-to-end parity with mteb 2.26.24 (tests/parity, scripts/parity.py): mteb runs in .venv-parity,
+# which adds torchaudio's Python code, torchcodec and FFmpeg to .venv's packages; maeb runs in .venv
+PARITY_PY := .venv-parity/bin/python
+
+parity-env: install-dev
+	bash scripts/parity_env.sh
+
+# every family x task, every metric compared (about 10 minutes on 2 cores); options through
+# PARITY_ARGS, e.g. make parity PARITY_ARGS="--keep --json parity.json --families clap"
+parity: parity-env
+	$(PARITY_PY) scripts/parity.py $(PARITY_ARGS)
+
+# the quick selection as a pytest (about 2 minutes), plus the resampler parity tests
+parity-quick: parity-env
+	$(PARITY_PY) -m pytest -q tests/parity
