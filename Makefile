@@ -32,9 +32,11 @@ debian:
 lite: install debian
 	$(PY) -m maeb lite --check
 
-test: install-dev debian
+# the unit and real-data tests in .venv, then the end-to-end parity tests in the oracle environment
+test: install-dev debian parity-env
 	$(PY) -m ruff check maeb tests scripts
 	$(PY) -m pytest -q --durations=12
+	$(PARITY_PY) -m pytest -q tests/parity
 
 lint:
 	$(PY) -m ruff check maeb tests scripts

@@ -89,14 +89,20 @@ class Embedder:
             except AudioError as exc:
                 self._bad(ref, exc)
                 keys.append(None)
+        batches = None
+        if getattr(self.encoder, "batch_order", "length") == "call":
+            keys, batches = self._call_batches(refs, keys)
         unique = {k: ref for k, ref in zip(keys, refs) if k is not None}
         fresh = set(unique) - self.touched  # a clip used twice in a task (corpus and queries) counts once
         self.touched.update(unique)
         found = self.cache.get_many(unique)
         self.stats.clips_cached += len(fresh & set(found))
-        missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]
-        if missing:
-            found.update(self._compute_shared(missing))
+        if batches is not None:
+            found.update(self._compute_call_batches(refs, keys, batches, found))
+        else:
+            missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]
+            if missing:
+                found.update(self._compute_shared(missing))
         dim = self.cache.dim or (next(iter(found.values())).size if found else 0)
         out = np.zeros((len(refs), dim), dtype=np.float32)
         ok = np.zeros(len(refs), dtype=bool)
@@ -116,14 +122,15 @@ class Embedder:
             raise AudioError(exc.clip, f"{exc.reason} (in {self.context}; rerun with --on-bad-audio skip to drop such clips)")
         self.stats.skipped[ref.name] = exc.reason
 
-    def _decoded(self, refs: list[AudioRef], what: str):
-        """Batches of (index, decoded clip), similar lengths together, decoded in the background;
-        clips that fail to decode are reported (or raise), never yielded."""
+    def _decoded(self, refs: list[AudioRef], what: str, batches: list[list[int]] | None = None):
+        """Batches of (index, decoded clip), similar lengths together unless the batches are given,
+        decoded in the background; clips that fail to decode are reported (or raise), never yielded."""
         policy = self.policy
-        cap = policy.max_samples or 1 << 62
-        lengths = [max(policy.min_samples, min(probe_frames(r, policy.sample_rate), cap)) for r in refs]
-        batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
-        bar = _bar(len(refs), f"{what} {self.context}".strip(), self.show_progress)
+        if batches is None:
+            cap = policy.max_samples or 1 << 62
+            lengths = [max(policy.min_samples, min(probe_frames(r, policy.sample_rate), cap)) for r in refs]
+            batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
+        bar = _bar(sum(len(b) for b in batches), f"{what} {self.context}".strip(), self.show_progress)
         try:
             for batch, clips in decoded_batches(refs, batches, policy, self.workers):
                 good = []
@@ -136,6 +143,41 @@ class Embedder:
                 bar.update(len(batch))
         finally:
             bar.close()
+
+    def _call_batches(self, refs: Sequence[AudioRef], keys: list[str | None]) -> tuple[list[str | None], list[list[int]]]:
+        """mteb's batches for encoders whose vectors depend on their batch-mates (a padded batch's
+        length enters the pooled frame count): the call's clips in the order given, duplicates
+        included, in batches of the protocol's size. Each vector is cached under its clip and its
+        batch, so it is only reused where mteb would compute the same one."""
+        size = self.protocol.call_batch_size
+        usable = [i for i, k in enumerate(keys) if k is not None and refs[i].name not in self.stats.skipped]
+        batch_keys: list[str | None] = list(keys)
+        batches = []
+        for start in range(0, len(usable), size):
+            batch = usable[start : start + size]
+            tag = hashlib.blake2b("|".join(keys[i] for i in batch).encode(), digest_size=8).hexdigest()
+            for i in batch:
+                batch_keys[i] = f"{keys[i]}|batch:{tag}"
+            batches.append(batch)
+        return batch_keys, batches
+
+    def _compute_call_batches(self, refs, keys, batches, found) -> dict[str, np.ndarray]:
+        todo = [b for b in batches if any(keys[i] not in found for i in b)]
+        if not todo:
+            return {}
+        started = time.perf_counter()
+        done: dict[str, np.ndarray] = {}
+        for good in self._decoded(list(refs), "embed", todo):
+            if good:
+                clips = [clip for _, clip in good]
+                vectors, finite = self._forward(clips, [refs[i] for i, _ in good])
+                new = {keys[i]: v for (i, _), v, f in zip(good, vectors, finite) if f}
+                self.cache.put_many(new)
+                done.update(new)
+                self.stats.audio_seconds += sum(len(c) for c in clips) / self.policy.sample_rate
+        self.stats.clips_embedded += len(done)
+        self.stats.embed_wall_seconds += time.perf_counter() - started
+        return done
 
     def _compute_shared(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
         """Embed what no other run on this cache is embedding now; then take the rest from the

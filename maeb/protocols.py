@@ -26,6 +26,7 @@ class Protocol:
     reference: str
     resampler: str  # see maeb.audio.RESAMPLERS
     text_documents: str  # "title-text-strip": mteb's (title + " " + text).strip(); "raw"
+    call_batch_size: int = 32  # mteb.evaluate's batch size, for families batched as mteb batches
     # family -> architecture (a transformers model_type, or "*") -> wrapper settings
     families: dict[str, dict[str, dict]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -48,11 +49,23 @@ class Protocol:
 # i.e. feat_extract_norm != "layer"), frames ("conv" or "ratio", see encoders.pooling), layer
 # ("last_hidden_state" or "hidden_states[-1]"), min_samples (zero-padding of short clips), dtype
 # ("auto": the checkpoint's stored dtype, what transformers 5 loads when mteb passes none), l2,
-# text_max_tokens, short_pad_samples (EnCodec's padding of short clips).
+# text_max_tokens, short_pad_samples (EnCodec's padding of short clips), batches ("mteb": where a
+# padded batch's length enters a vector, through the ratio frame count or a mean over padding,
+# clips are batched as mteb batches them, in each call's order in batches of call_batch_size, and
+# a vector is cached with its batch; otherwise maeb batches by length and shares vectors).
 _MTEB_2_26 = {
     "hf-whisper": {"*": {"max_seconds": 30.0, "dtype": "auto"}},
     "hf-ssl": {
-        "*": {"max_seconds": None, "batching": "by-norm", "frames": "conv", "min_samples": 400, "dtype": "auto"},
+        # batched (layer-norm) checkpoints: padding moves their vectors in the last bits (and the
+        # ratio frame count by a frame), so they are batched as mteb batches them
+        "*": {
+            "max_seconds": None,
+            "batching": "by-norm",
+            "frames": "conv",
+            "min_samples": 400,
+            "dtype": "auto",
+            "batches": "mteb",
+        },
         "wav2vec2": {},
         "hubert": {"frames": "ratio"},
         "wavlm": {"max_seconds": 240.0, "frames": "ratio"},
@@ -61,17 +74,21 @@ _MTEB_2_26 = {
     },
     "hf-ast": {"*": {"dtype": "auto"}},
     "hf-clap": {"*": {"dtype": "auto"}},
-    "hf-seamless": {"*": {"max_seconds": 60.0, "dtype": "auto"}},
+    "hf-seamless": {"*": {"max_seconds": 60.0, "dtype": "auto", "batches": "mteb"}},
     "hf-encodec": {"*": {"max_seconds": None, "batching": "single", "short_pad_samples": "latent-frame"}},
-    "hf-qwen2-audio": {"*": {"max_seconds": 30.0, "dtype": "auto"}},
-    "hf-omni-embedding": {"*": {"max_seconds": 300.0, "dtype": "bfloat16", "l2": True, "text_max_tokens": 300}},
+    "hf-qwen2-audio": {"*": {"max_seconds": 30.0, "dtype": "auto", "batches": "mteb"}},
+    "hf-omni-embedding": {
+        "*": {"max_seconds": 300.0, "dtype": "bfloat16", "l2": True, "text_max_tokens": 300, "batches": "mteb"}
+    },
     # max_seconds "position-horizon": the checkpoint's position table in samples (SEW-D:
     # max_position_embeddings x conv strides x squeeze_factor; SpeechT5: max_speech_positions x
     # strides; M-CTC-T: max_position_embeddings x strides filterbank frames), read from its config
     "hf-sew-d": {
         "*": {"max_seconds": "position-horizon", "batching": "single", "frames": "ratio", "min_samples": 720, "dtype": "auto"}
     },
-    "hf-mms": {"*": {"max_seconds": None, "batching": "by-norm", "frames": "ratio", "min_samples": 0, "dtype": "auto"}},
+    "hf-mms": {
+        "*": {"max_seconds": None, "batching": "by-norm", "frames": "ratio", "min_samples": 0, "dtype": "auto", "batches": "mteb"}
+    },
     "hf-speecht5": {"*": {"max_seconds": "position-horizon", "batching": "single", "min_samples": 400, "dtype": "auto"}},
     "hf-mctct": {"*": {"max_seconds": "position-horizon"}},
     # Qwen3-Omni's mixture of experts changes a clip's vector with its batch-mates: one at a time
@@ -104,15 +121,22 @@ _MTEB_2_26 = {
 _PAPER = {
     **_MTEB_2_26,
     "hf-ssl": {
-        "*": {"max_seconds": 30.0, "batching": "padded", "frames": "conv", "min_samples": 400, "dtype": "auto"},
+        "*": {
+            "max_seconds": 30.0,
+            "batching": "padded",
+            "frames": "conv",
+            "min_samples": 400,
+            "dtype": "auto",
+            "batches": "mteb",
+        },
         "wav2vec2": {},
         "hubert": {"frames": "ratio"},
         "wavlm": {"frames": "ratio", "layer": "hidden_states[-1]"},
         "data2vec-audio": {"frames": "ratio"},
         "unispeech-sat": {"frames": "ratio", "layer": "hidden_states[-1]"},
     },
-    "hf-seamless": {"*": {"max_seconds": 5.0, "dtype": "auto"}},
-    "hf-encodec": {"*": {"max_seconds": 30.0, "batching": "padded", "short_pad_samples": 24000}},
+    "hf-seamless": {"*": {"max_seconds": 5.0, "dtype": "auto", "batches": "mteb"}},
+    "hf-encodec": {"*": {"max_seconds": 30.0, "batching": "padded", "short_pad_samples": 24000, "batches": "mteb"}},
     "hf-omni-embedding": {"*": {"max_seconds": 10.0, "dtype": "bfloat16", "l2": False, "text_max_tokens": None}},
     # SEW-D: the CTC model's hidden_states[-1] (the squeezed, half-rate sequence), 30 s, padded
     # batches (720 samples kept: shorter clips do not run through its convolutions)
@@ -126,7 +150,9 @@ _PAPER = {
             "dtype": "auto",
         }
     },
-    "hf-mms": {"*": {"max_seconds": 30.0, "batching": "padded", "frames": "ratio", "min_samples": 0, "dtype": "auto"}},
+    "hf-mms": {
+        "*": {"max_seconds": 30.0, "batching": "padded", "frames": "ratio", "min_samples": 0, "dtype": "auto", "batches": "mteb"}
+    },
     "hf-speecht5": {"*": {"max_seconds": 30.0, "batching": "padded", "min_samples": 400, "dtype": "auto"}},
     # M-CTC-T's extractor read the 30 s cap as 480,000 filterbank frames: no cap in practice
     "hf-mctct": {"*": {"max_seconds": 4800.0}},

@@ -11,17 +11,22 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 def similarity_matrix(a: np.ndarray, b: np.ndarray, kind: str = "cosine") -> np.ndarray:
-    """(len(a), len(b)) scores, higher is more similar."""
-    a = np.asarray(a, dtype=np.float32)
-    b = np.asarray(b, dtype=np.float32)
+    """(len(a), len(b)) scores, higher is more similar, computed as mteb computes them (torch,
+    float32: F.normalize then a matrix product; the product; minus torch.cdist), so scores agree
+    to the bit and rankings break ties and order confidences the same way."""
+    import torch
+
+    x = torch.as_tensor(np.asarray(a, dtype=np.float32))
+    y = torch.as_tensor(np.asarray(b, dtype=np.float32))
     if kind == "cosine":
-        return _unit(a) @ _unit(b).T
-    if kind == "dot":
-        return a @ b.T
-    if kind == "euclidean":
-        sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
-        return -np.sqrt(np.maximum(sq, 0.0))
-    raise ValueError(f"unknown similarity {kind!r}; use cosine, dot or euclidean")
+        out = torch.nn.functional.normalize(x, p=2, dim=1) @ torch.nn.functional.normalize(y, p=2, dim=1).T
+    elif kind == "dot":
+        out = x @ y.T
+    elif kind == "euclidean":
+        out = -torch.cdist(x, y, p=2.0)
+    else:
+        raise ValueError(f"unknown similarity {kind!r}; use cosine, dot or euclidean")
+    return out.numpy()
 
 
 def paired_similarity(a: np.ndarray, b: np.ndarray, kind: str = "cosine") -> np.ndarray:

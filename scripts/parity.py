@@ -60,67 +60,11 @@ DEFAULT_PROTOCOL = "mteb-2.26"
 # An entry with "mteb_error" instead of "metrics" explains a case mteb itself cannot run (a regex on
 # its error); such a cell reads "mteb-cannot", with the cause, and does not fail the run.
 EXPLAINED: list[dict] = [
-    {
-        "name": "cosine rounding",
-        "families": "*",
-        "tasks": "JamAltArtistA2ARetrieval",
-        "metrics": ["nauc_*_max", "nauc_*_diff1"],
-        "tol": math.inf,
-        "accepted": False,
-        "cause": (
-            "cosine rounding decides tied confidences: every query's own clip is in the corpus (ids differ by prefix), "
-            "so each query's best score is cos(x, x) = 1 +- 1 ulp and, the scores being symmetric, second-best scores "
-            "come in equal pairs; nAUC (mteb _evaluators/retrieval_metrics.py:273-299, 302-370) sorts queries by these "
-            "max/diff1 confidences, i.e. by rounding noise. mteb scores with torch F.normalize + matmul in float32 "
-            "(similarity_functions.py:222-260), maeb with numpy (maeb/similarity.py:13-19): up to 2.4e-7 apart, a "
-            "different order. torch's F.normalize(q) @ F.normalize(d).T reproduces mteb's scores bit for bit"
-        ),
-    },
-    {
-        "name": "top-1000 ties",
-        "families": "*",
-        "tasks": "AudioCapsA2TRetrieval",
-        "metrics": ["*_at_1000", "nauc_*"],
-        "tol": math.inf,
-        "accepted": False,
-        "cause": (
-            "top-1000 cut among tied scores: the 1,100-caption corpus repeats captions (as real caption corpora do), so "
-            "identical texts score identically and the 1,000th place falls inside a tie. mteb keeps "
-            "torch.topk(scores, 1001) and then the 1,000 largest (score, corpus id) tuples of a heap "
-            "(models/search_wrappers.py:162-185), i.e. ties go to the larger id; maeb keeps np.argpartition's arbitrary "
-            "1,000 (maeb/tasktypes/retrieval.py search), so recall/ndcg/map/mrr/precision at 1000 and the nAUCs differ"
-        ),
-    },
-    {
-        "name": "batch composition",
-        "families": ["wavlm-layer", "seamless"],
-        "tasks": "*",
-        "metrics": "*",
-        "tol": math.inf,
-        "accepted": False,
-        "cause": (
-            "batch composition: mteb pads batches of 32 in dataset order and pools floor(n / (P / H)) frames, P the "
-            "batch's padded length and H its frame count (wavlm_models.py:103-109, seamlessm4t_models.py:95-107); maeb "
-            "pads batches sorted by length, so P and with it a clip's pooled frame count differ (here up to 6 of 47 "
-            "clips by one frame; the hidden states of the real frames agree to 3e-7). Fix: batch these padded, "
-            "ratio-pooled families in dataset order, 32 a batch (or pool with the P of the clip's mteb batch)"
-        ),
-    },
-    {
-        "name": "AST filterbank",
-        "families": "ast",
-        "tasks": "*",
-        "metrics": "*",
-        "tol": math.inf,
-        "accepted": False,
-        "cause": (
-            "AST filterbanks: transformers' ASTFeatureExtractor uses torchaudio.compliance.kaldi.fbank when torchaudio "
-            "imports (mteb's environment: its 'audio' extra) and a numpy filterbank otherwise (maeb's .venv); features "
-            "differ by 1.2e-5, vectors by 6e-7, enough to move unconverged probes (run with --maeb-python "
-            ".venv-parity/bin/python: equal). Fix: compute the kaldi fbank in torch as torchaudio does (maeb.resample "
-            "already ports torchaudio's resampler) and feed the model those features"
-        ),
-    },
+    # Empty: every family x task of the suite is equal. The four divergences the suite found, and
+    # maeb fixed, were: batch composition (padded layer-norm SSL models, SeamlessM4T, Qwen2-Audio:
+    # maeb now batches them as mteb does, see maeb/protocols.py "batches"), cosine rounding (similarities
+    # in torch as mteb computes them), top-1000 ties (mteb's topk + heap rule) and AST filterbanks
+    # (maeb.fbank computes the kaldi fbank of the extractor's torchaudio branch).
 ]
 
 # Score keys that are not scores: mteb 2.26 writes its version into every score entry.
@@ -413,17 +357,18 @@ class MtebSide:
 
 
 def maeb_vectors(cache_dir: Path) -> dict:
-    """Every vector in maeb's embedding caches under cache_dir (key: maeb's clip key)."""
+    """Every vector in maeb's embedding caches under cache_dir, by maeb's clip key; a family batched
+    as mteb batches caches one vector per clip and batch ("key|batch:tag"), so a key maps to a list."""
     import sqlite3
 
     import numpy as np
 
-    out = {}
+    out: dict[str, list] = {}
     for db in Path(cache_dir).rglob("*.sqlite"):
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
         try:
             for key, blob in con.execute("SELECT key, vec FROM emb"):
-                out[key] = np.frombuffer(blob, dtype=np.float32)
+                out.setdefault(key.split("|batch:")[0], []).append(np.frombuffer(blob, dtype=np.float32))
         except sqlite3.Error:
             pass
         finally:
@@ -441,11 +386,12 @@ def compare_vectors(mteb_vectors: dict, maeb_cache: dict, keys: dict) -> dict | 
     worst, over, paired, unpaired = 0.0, 0, 0, 0
     for array_key, vecs in mteb_vectors.items():
         mine = maeb_cache.get(keys.get(array_key, ""))
-        if mine is None or any(v.shape != mine.shape for v in vecs):
+        if not mine or any(v.shape != m.shape for v in vecs for m in mine):
             unpaired += 1
             continue
         paired += 1
-        d = max(float(np.max(np.abs(mine.astype(np.float64) - v))) if v.size else 0.0 for v in vecs)
+        # each of mteb's vectors of the clip against the nearest of maeb's (one per batch it was in)
+        d = max(min(float(np.max(np.abs(m.astype(np.float64) - v))) if v.size else 0.0 for m in mine) for v in vecs)
         worst = max(worst, d)
         over += d > 1e-5
     return {"clips": paired, "max_abs": worst, "over_1e-5": over, "unpaired": unpaired}

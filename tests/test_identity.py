@@ -166,3 +166,27 @@ def test_clips_shared_by_train_and_test_are_reported(tmp_path, tone_folder, weig
     assert result["maeb"]["data"]["train_eval_shared_clips"] == 1
     assert main(args + ["--overwrite", "--on-leak", "error"]) == 2
     assert "--on-leak warn" in capsys.readouterr().err
+
+
+def test_mteb_benchmark_tables_read_maeb_results(tmp_path, tone_folder, weighted):
+    """A result under a real MAEB task name goes through mteb's own leaderboard path: ResultCache's
+    load_results with validation, then BenchmarkResults' per-task table."""
+    import shutil
+
+    import mteb
+    from mteb.cache import ResultCache
+
+    task = tmp_path / "ESC50Clustering.toml"
+    task.write_text(
+        f'name = "ESC50Clustering"\ntype = "clustering"\n[data]\nsource = "audiofolder"\npath = "{tone_folder}"\n'
+        'eval_splits = ["train"]\n[data.split_by]\ncolumn = "split"\ntrain = ["train", "test"]\n'
+    )
+    assert main(run_args(tmp_path, weighted, task)) == 0
+    shutil.copytree(tmp_path / "res", tmp_path / "home" / "results")
+    results = ResultCache(tmp_path / "home").load_results(
+        tasks=[mteb.get_task("ESC50Clustering")], include_remote=False, require_model_meta=True, validate_and_filter=True
+    )
+    frame = results.to_dataframe()  # one row per task, one column per model
+    ours = json.loads(next((tmp_path / "res").rglob("ESC50Clustering.json")).read_text())
+    assert list(frame["task_name"]) == ["ESC50Clustering"]
+    assert float(frame["test/weighted"].iloc[0]) == pytest.approx(ours["scores"]["train"][0]["main_score"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hf import SOFTWARE, UNSET, _dtype, _dtype_name, _pick, _rules, _seconds, _source
+from .hf import SOFTWARE, UNSET, _batch_order, _dtype, _dtype_name, _pick, _rules, _seconds, _source
 
 
 def _last_token(hidden, mask) -> np.ndarray:
@@ -31,6 +31,7 @@ class Qwen2AudioEncoder:
         self.model = self.model.to(device).eval()
         self.sample_rate = self.processor.feature_extractor.sampling_rate
         self.max_seconds = float(_pick(max_seconds, rules, "max_seconds", 30.0))
+        self.batch_order = _batch_order(rules, self.batching)
         self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
@@ -38,6 +39,7 @@ class Qwen2AudioEncoder:
             "pooling": "last-token-last-layer",
             "prompt": "<|audio_bos|><|AUDIO|><|audio_eos|>",
             "max_seconds": self.max_seconds,
+            "batch_order": self.batch_order,
             "dtype": self.dtype,
         }
 
@@ -108,6 +110,7 @@ class OmniEmbeddingEncoder:
         self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 300.0))
         self.l2 = bool(_pick(l2, rules, "l2", True))
         self.text_max_tokens = _pick(text_max_tokens, rules, "text_max_tokens", 300)
+        self.batch_order = _batch_order(rules, self.batching)
         self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
@@ -116,6 +119,7 @@ class OmniEmbeddingEncoder:
             "prompt": "Summarize the above {modality} in one word:",
             "max_seconds": self.max_seconds,
             "text_max_tokens": self.text_max_tokens,
+            "batch_order": self.batch_order,
             "dtype": self.dtype,
         }
 

@@ -57,6 +57,12 @@ def _dtype_name(model) -> str:
     return str(model.dtype).replace("torch.", "")
 
 
+def _batch_order(rules: dict, batching: str) -> str:
+    """ "call" (mteb's batches, see maeb.protocols) where the protocol asks for it and clips are
+    padded together; "length" otherwise."""
+    return "call" if rules.get("batches") == "mteb" and batching == "padded" else "length"
+
+
 class WhisperEncoder:
     batching = "padded"  # every clip is padded to the 30 s window, so batch-mates do not matter
     min_samples = 0
@@ -130,7 +136,10 @@ class SelfSupervisedEncoder:
         source, revision = _source(meta, path)
         config = AutoConfig.from_pretrained(source, revision=revision)
         self.arch = config.model_type
-        rules = {**self.defaults, **_rules(protocol, self.family, "wav2vec2" if self.arch == "speech-encoder-decoder" else self.arch)}
+        rules = {
+            **self.defaults,
+            **_rules(protocol, self.family, "wav2vec2" if self.arch == "speech-encoder-decoder" else self.arch),
+        }
         torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
         if config.model_type == "speech-encoder-decoder":
             from transformers import SpeechEncoderDecoderModel
@@ -154,6 +163,7 @@ class SelfSupervisedEncoder:
             mode = "padded" if getattr(self.model.config, "feat_extract_norm", None) == "layer" else "single"
         # "single" means no padding: clips of identical length may still share a batch (same arithmetic)
         self.batching = "same_length" if mode == "single" else mode
+        self.batch_order = _batch_order(rules, self.batching)
         self.device, self.dtype = device, _dtype_name(self.model)
 
     def _cap(self, value) -> float | None:
@@ -166,6 +176,7 @@ class SelfSupervisedEncoder:
             "layer": self.layer,
             "frames": self.frames,
             "batching": self.batching,
+            "batch_order": self.batch_order,
             "max_seconds": self.max_seconds,
             "min_samples": self.min_samples,
             "dtype": self.dtype,
@@ -205,13 +216,17 @@ class ASTEncoder:
         self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
-        return {"pooling": "pooler", "max_frames": self.extractor.max_length, "dtype": self.dtype}
+        return {"pooling": "pooler", "max_frames": self.extractor.max_length, "features": "kaldi-fbank", "dtype": self.dtype}
 
     def embed_audio(self, clips):
+        from ..fbank import ast_features
+
         torch = _torch()
-        feats = self.extractor(clips, sampling_rate=self.sample_rate, return_tensors="pt")
+        # the extractor's torchaudio branch (mteb's environment has torchaudio; its numpy fallback
+        # differs by up to 2e-3), computed by maeb.fbank
+        values = ast_features(clips, self.extractor)
         with torch.inference_mode():
-            values = feats.input_values.to(self.device, dtype=self.model.dtype)
+            values = values.to(self.device, dtype=self.model.dtype)
             out = self.model(input_values=values).pooler_output
         return out.float().cpu().numpy()
 
@@ -309,10 +324,17 @@ class SeamlessEncoder:
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
         self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 60.0))
+        self.batch_order = _batch_order(rules, self.batching)
         self.device, self.dtype = device, _dtype_name(self.encoder)
 
     def config(self):
-        return {"pooling": "masked-mean-last-layer", "frames": "ratio", "max_seconds": self.max_seconds, "dtype": self.dtype}
+        return {
+            "pooling": "masked-mean-last-layer",
+            "frames": "ratio",
+            "max_seconds": self.max_seconds,
+            "batch_order": self.batch_order,
+            "dtype": self.dtype,
+        }
 
     def embed_audio(self, clips):
         torch = _torch()
@@ -347,6 +369,7 @@ class EncodecEncoder:
         self.min_samples = frame if pad == "latent-frame" else int(pad)
         self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
         self.batching = _pick(batching, rules, "batching", "single")
+        self.batch_order = _batch_order(rules, self.batching)
         self.device = device
 
     def config(self):
@@ -354,6 +377,7 @@ class EncodecEncoder:
             "pooling": "mean-latent-l2",
             "max_seconds": self.max_seconds,
             "batching": self.batching,
+            "batch_order": self.batch_order,
             "min_samples": self.min_samples,
         }
 

@@ -7,6 +7,7 @@ by second-order iterative stratification. LRAP is computed on predicted probabil
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections import defaultdict
 
@@ -113,7 +114,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
         table.require([audio, label])
     train_labels = _as_label_lists(train[label], f"{spec.name} {spec.data.train_split}")
     draws = [grow_sample(train_labels, p["samples_per_label"], state.np_rng) for _ in range(p["n_experiments"])]
-    union = sorted(set().union(*draws))
+    union = list(set(itertools.chain.from_iterable(draws)))  # mteb encodes them in this (set) order
     x_union, ok = emb.audio([train[audio][i] for i in union])
     if not ok.all():
         raise DataError(f"{spec.name}: {int((~ok).sum())} drawn training clips are undecodable; fix or drop them in the data")

@@ -94,11 +94,10 @@ def evaluate(data, split, emb, spec, state) -> dict:
     table = data[split]
     a1, a2, label = p["audio1_column"], p["audio2_column"], spec.data.label_column
     table.require([a1, a2, label])
-    refs = table[a1] + table[a2]
-    x, ok = emb.audio(refs)
-    n = len(table)
-    both = ok[:n] & ok[n:]
-    e1, e2, y = keep_valid(both, x[:n], x[n:], binary_labels(table[label], f"{spec.name} column {label!r}"))
+    labels = binary_labels(table[label], f"{spec.name} column {label!r}")
+    x1, ok1 = emb.audio(table[a1])  # one column, then the other, as mteb encodes them
+    x2, ok2 = emb.audio(table[a2])
+    e1, e2, y = keep_valid(ok1 & ok2, x1, x2, labels)
     if len(set(y.tolist())) < 2:
         raise DataError(f"{spec.name}: every usable pair has label {int(y[0])}; average precision needs both 0 and 1")
     return pair_metrics(e1, e2, y, emb.similarity)

@@ -94,7 +94,13 @@ def embed_items(items: list, emb) -> tuple[np.ndarray, np.ndarray]:
     return out, ok
 
 
+CORPUS_CHUNK = 50_000  # mteb's corpus_chunk_size: documents scored per step
+
+
 def search(data: RetrievalData, emb, top_k: int) -> dict[str, dict[str, float]]:
+    """Each query's top_k documents with their scores, chosen as mteb chooses them: torch.topk of
+    top_k + 1 per corpus chunk, then the top_k largest (score, document id) pairs, so ties at the
+    cut go to the larger id."""
     q, q_ok = embed_items([item for _, item in data.queries], emb)
     d, d_ok = embed_items([item for _, item in data.corpus], emb)
     qids = [i for (i, _), k in zip(data.queries, q_ok) if k]
@@ -102,15 +108,27 @@ def search(data: RetrievalData, emb, top_k: int) -> dict[str, dict[str, float]]:
     q, d = q[q_ok], d[d_ok]
     if data.candidates is not None:
         return _rerank(qids, q, dids, d, data.candidates, emb.similarity)
-    if data.has_repeated_ids:
+    if data.has_repeated_ids or len(dids) > CORPUS_CHUNK:
         return _heap_search(qids, q, dids, d, top_k, emb.similarity)
+    return _top_search(qids, q, dids, d, top_k, emb.similarity)
+
+
+def _top_search(qids, q, dids, d, top_k, similarity) -> dict[str, dict[str, float]]:
+    """One corpus chunk and unique ids: the heap of mteb's search keeps the top_k + 1 candidates
+    but their smallest (score, id) pair, which is found directly."""
+    import torch
+
     results: dict[str, dict[str, float]] = {}
-    k = min(top_k, len(dids))
+    take = min(top_k + 1, len(dids))
     for start in range(0, len(qids), 512):
-        block = similarity_matrix(q[start : start + 512], d, emb.similarity)
-        top = np.argpartition(-block, k - 1, axis=1)[:, :k] if k < len(dids) else np.tile(np.arange(len(dids)), (len(block), 1))
-        for row in range(len(block)):
-            results[qids[start + row]] = {dids[j]: float(block[row, j]) for j in top[row]}
+        block = torch.as_tensor(similarity_matrix(q[start : start + 512], d, similarity))
+        values, index = torch.topk(block, take, dim=1, largest=True)
+        values, index = values.tolist(), index.tolist()
+        for row in range(len(values)):
+            pairs = list(zip(values[row], (dids[j] for j in index[row])))
+            if len(pairs) > top_k:
+                pairs.remove(min(pairs))
+            results[qids[start + row]] = {doc: score for score, doc in pairs}
     return results
 
 
@@ -129,22 +147,27 @@ def _rerank(qids, q, dids, d, candidates, similarity) -> dict[str, dict[str, flo
 
 
 def _heap_search(qids, q, dids, d, top_k, similarity) -> dict[str, dict[str, float]]:
-    """mteb's search when ids repeat: every query row pushes its best top_k + 1 (score, doc id)
-    pairs into one bounded heap per query id; the heap's items then become {doc id: score} in heap
-    order, so a repeated document id keeps the score of its last item there."""
+    """mteb's search step by step, for repeated ids and corpora of several chunks: per corpus chunk,
+    every query row pushes its torch.topk(top_k + 1) (score, doc id) pairs into one bounded heap per
+    query id; the heap's items then become {doc id: score} in heap order, so a repeated document id
+    keeps the score of its last item there."""
+    import torch
+
     heaps: dict[str, list] = {qid: [] for qid in qids}
-    k = min(top_k + 1, len(dids))
-    for start in range(0, len(qids), 512):
-        block = similarity_matrix(q[start : start + 512], d, similarity)
-        top = np.argsort(-block, axis=1, kind="stable")[:, :k]
-        for row in range(len(block)):
-            heap = heaps[qids[start + row]]
-            for j in top[row]:
-                item = (float(block[row, j]), dids[j])
-                if len(heap) < top_k:
-                    heapq.heappush(heap, item)
-                else:
-                    heapq.heappushpop(heap, item)
+    for chunk in range(0, len(dids), CORPUS_CHUNK):
+        part, part_ids = d[chunk : chunk + CORPUS_CHUNK], dids[chunk : chunk + CORPUS_CHUNK]
+        take = min(top_k + 1, len(part_ids))
+        for start in range(0, len(qids), 512):
+            block = torch.as_tensor(similarity_matrix(q[start : start + 512], part, similarity))
+            values, index = torch.topk(block, take, dim=1, largest=True)
+            for row, (scores, picks) in enumerate(zip(values.tolist(), index.tolist())):
+                heap = heaps[qids[start + row]]
+                for score, j in zip(scores, picks):
+                    item = (score, part_ids[j])
+                    if len(heap) < top_k:
+                        heapq.heappush(heap, item)
+                    else:
+                        heapq.heappushpop(heap, item)
     return {qid: {doc: score for score, doc in heap} for qid, heap in heaps.items()}
 
 
