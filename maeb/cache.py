@@ -65,7 +65,8 @@ class _OldSchema(sqlite3.DatabaseError):
     pass
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this machine still runs (a claim or a temporary file may be its)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -204,7 +205,7 @@ class EmbeddingCache:
         if now - stamp > CLAIM_STALE_SECONDS:
             return False
         if host == socket.gethostname() and pid.isdigit():
-            return _pid_alive(int(pid))
+            return pid_alive(int(pid))
         return True
 
     def refresh_claims(self) -> None:

@@ -74,15 +74,11 @@ def write_text_atomic(path: Path, text: str) -> None:
 def _writer_alive(tmp: Path) -> bool:
     parts = tmp.name.split(".")
     pid = next((int(p) for p in reversed(parts[:-2]) if p.isdigit()), None)
-    if pid is None:
+    if pid is None or pid == os.getpid():
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return pid != os.getpid()
+    from .cache import pid_alive
+
+    return pid_alive(pid)
 
 
 def remove_stale_temporaries(folder: Path) -> int:
