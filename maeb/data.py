@@ -271,7 +271,9 @@ def _local_cache_dir(folder: str) -> str | None:
     return str(default_cache_dir() / "local-datasets" / folder_signature(folder))
 
 
-def load_hub_split(repo: str, revision: str | None, subset: str | None, split: str, audio_columns: Sequence[str]) -> Table:
+def load_hub_split(
+    repo: str, revision: str | None, subset: str | None, split: str, audio_columns: Sequence[str], decode_rate: int | None = None
+) -> Table:
     """One split of a dataset repo (hub id or local folder in hub layout) as a Table."""
     import datasets
     from datasets import Audio, ClassLabel
@@ -292,7 +294,7 @@ def load_hub_split(repo: str, revision: str | None, subset: str | None, split: s
     for column in audio_present:
         if not isinstance(ds.features[column], Audio):
             raise DataError(f"{where}: column {column!r} is {ds.features[column]}, not audio")
-        declared[column] = ds.features[column].sampling_rate
+        declared[column] = decode_rate or ds.features[column].sampling_rate
         ds = ds.cast_column(column, Audio(decode=False))
     ds = ds.flatten_indices() if getattr(ds, "_indices", None) is not None else ds
     class_labels = {c for c, f in ds.features.items() if isinstance(f, ClassLabel)}

@@ -70,7 +70,7 @@ def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData
     def read(config: str) -> Table:
         if config not in configs:
             raise DataError(f"{spec.name}: {d.path} has no config {config!r}; it has {', '.join(sorted(configs))}")
-        return load_hub_split(d.location(), d.revision, config, split, d.audio_columns)
+        return load_hub_split(d.location(), d.revision, config, split, d.audio_columns, d.decode_rate)
 
     corpus = _items(read(prefix + "corpus"), d.audio_columns, spec.name, document=True)
     queries = _items(read(prefix + ("query" if "query" in configs else "queries")), d.audio_columns, spec.name)
@@ -93,9 +93,9 @@ def _hub_table(spec: TaskSpec, subset: str, split: str, loaded: dict[str, Table]
     repo_split = d.split_names.get(split, split)
     if d.subset_column is None:
         config = d.config if d.config is not None else subset
-        return load_hub_split(d.location(), d.revision, config, repo_split, d.audio_columns)
+        return load_hub_split(d.location(), d.revision, config, repo_split, d.audio_columns, d.decode_rate)
     if split not in loaded:
-        loaded[split] = load_hub_split(d.location(), d.revision, d.config, repo_split, d.audio_columns)
+        loaded[split] = load_hub_split(d.location(), d.revision, d.config, repo_split, d.audio_columns, d.decode_rate)
     table = loaded[split]
     table.require([d.subset_column], "data.subset_column")
     return table.where([str(v) == subset for v in table[d.subset_column]])

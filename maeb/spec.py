@@ -78,6 +78,7 @@ DATA_FIELDS = {
     "split_names",
     "meta_file",
     "audio_template",
+    "decode_rate",
 }
 SOURCES = ("hub", "audiofolder", "metafolder", "hub-files", "webdataset")
 DOMAINS = {"speech", "music", "environmental", "bioacoustics"}
@@ -104,6 +105,7 @@ class DataSpec:
     split_names: dict[str, str] = field(default_factory=dict)  # task split -> split in the repo
     meta_file: str | None = None  # metafolder / hub-files: the JSON list of rows
     audio_template: str = "{audio}"  # metafolder / hub-files: audio path from a row's fields
+    decode_rate: int | None = None  # decode at this rate first (mteb casts some datasets' Audio to it)
 
     @property
     def audio_column(self) -> str:

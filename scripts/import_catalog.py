@@ -207,6 +207,8 @@ CUSTOM: dict[str, dict] = {
         "transforms": [{"op": "map", "column": "gender", "to": "gender_id", "unmapped": "error", "mapping": GENDER}]
     },
     "BirdSet": {
+        # mteb casts the audio to 32 kHz after its transforms: datasets decodes at that rate
+        "data": {"decode_rate": 32000},
         "transforms": [
             {"op": "rename", "column": "ebird_code_multilabel", "to": "labels", "if_present": True},
             {"op": "map", "column": "labels", "unmapped": "error", "mapping": {str(k): v for k, v in BIRDSET_NAMES.items()}},

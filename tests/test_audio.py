@@ -151,3 +151,16 @@ def test_truncated_wav_and_decoder_messages_are_reproducible():
             decode(b"not audio" * 20, "junk.wav")
         messages.add(str(info.value))
     assert len(messages) == 1 and "0x" not in messages.pop()
+
+
+def test_spec_decode_rate_reaches_every_clip_of_a_hub_split(tmp_path):
+    """mteb casts some datasets' Audio to a rate (BirdSet: 32 kHz); a spec's data.decode_rate says so."""
+    from maeb.loader import load_task
+    from maeb.mock import write_hub_repo
+    from maeb.spec import parse_spec
+
+    clip = encoded(tone(300.0, 0.2, 16000), 16000, "WAV")
+    repo = write_hub_repo(tmp_path / "repo", {"default": {"test": {"audio": [clip, clip], "label": [0, 1]}}})
+    raw = {"name": "T", "type": "clustering", "data": {"source": "hub", "path": str(repo), "decode_rate": 32000}}
+    table = load_task(parse_spec(raw, "spec", base=tmp_path))["default"]["test"]
+    assert [ref.decode_rate for ref in table["audio"]] == [32000, 32000]
