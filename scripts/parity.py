@@ -479,6 +479,7 @@ def run(args) -> dict:
     check_oracle()
     families, task_names = select(args)
     build = Path(args.build_dir).resolve()
+    build.mkdir(parents=True, exist_ok=True)  # a fresh clone has no .parity/ yet
     work = Path(args.work_dir).resolve() if args.work_dir else Path(tempfile.mkdtemp(prefix="run-", dir=build))
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
