@@ -326,11 +326,10 @@ def check_tasks(report: Report, meta: ModelMeta, encoder, options: dict, device:
     )
     declared = declared_identity(replace(meta, options={}), {k: str(v) for k, v in options.items()}, proto.name)
     emb = build_embedder(meta, encoder, declared, cfg, proto)
-    emb.log = lambda _message: None
     try:
         for spec in specs:
             try:
-                scores, seconds, _notes = evaluate_task(spec, emb, "warn", log=lambda _message: None)
+                scores, seconds, *_ = evaluate_task(spec, emb, "warn", log=lambda _message: None)
             except Exception as exc:  # a failing task is a finding, not a crash of the check
                 report.add("FAIL", f"task {spec.type}", f"{spec.name}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
                 continue

@@ -27,10 +27,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="evaluate one model on tasks or a benchmark")
-    run.add_argument("--model", required=True, help="registered model name or alias, or a model entry .toml")
-    run.add_argument("--tasks", nargs="+", default=[], metavar="T", help="task names or task spec files")
-    run.add_argument("--benchmark", help="a registered benchmark (e.g. MAEB)")
-    run.add_argument("--output-dir", type=Path, default=Path("results"), help="results root (default: results)")
+    run.add_argument("-m", "--model", required=True, help="registered model name or alias, or a model entry .toml")
+    run.add_argument("--model-revision", help="the model's revision, if not the registered one (a new identity)")
+    run.add_argument("-t", "--tasks", nargs="+", default=[], metavar="T", help="task names or task spec files")
+    run.add_argument(
+        "-b", "--benchmark", "--benchmarks", dest="benchmarks", nargs="+", default=[], metavar="B", help="registered benchmarks"
+    )
+    run.add_argument("--task-types", nargs="+", metavar="TYPE", help="only tasks of these types (maeb or mteb names)")
+    run.add_argument(
+        "--languages", nargs="+", metavar="LANG", help="only tasks (and subsets) in these languages (e.g. eng-Latn, eng)"
+    )
+    run.add_argument("--eval-splits", nargs="+", metavar="SPLIT", help="evaluate these splits instead of each task's own")
+    run.add_argument(
+        "--output-dir", "--output-folder", type=Path, default=Path("results"), help="results root (default: results)"
+    )
     run.add_argument(
         "--cache-dir",
         type=Path,
@@ -71,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help='encoder option (e.g. window="clip"); changes the cache key and is recorded in results',
     )
-    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--quiet", action="store_true", help="no progress (bars on a terminal, periodic lines in a log)")
+    run.add_argument("--verbose", action="store_true", help="also debugging notices")
     run.add_argument("--dry-run", action="store_true", help="print the plan (tasks, clips, hours, cached) and exit")
     run.add_argument("--judge-url", help="OpenAI-compatible base URL of the LLM judge (judge-scored tasks)")
     run.add_argument("--judge-model", help="the judge's model name, recorded in results")
@@ -162,7 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="models: only those with published MAEB results, and how many of them can run here",
     )
 
-    chk = sub.add_parser("check-model", help="smoke-check a model entry on synthetic tones (shapes, determinism, batching, config, tasks)")
+    chk = sub.add_parser(
+        "check-model", help="smoke-check a model entry on synthetic tones (shapes, determinism, batching, config, tasks)"
+    )
     chk.add_argument("entry", help="registered model name or alias, or a model entry .toml")
     chk.add_argument("--tiny", action="store_true", help="build the family's tiny random variant instead of loading its weights")
     chk.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -170,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE", help="encoder option")
     chk.add_argument("--no-config-probes", action="store_true", help="skip reloading the encoder once per option")
     chk.add_argument("--no-tasks", action="store_true", help="skip running the task types")
+
+    desc = sub.add_parser("describe", help="the spec format: fields, transforms, derive kinds, task types and their parameters")
+    desc.add_argument(
+        "topic", nargs="?", help="a task type (maeb or mteb name), spec, transforms, derive or types; none: an overview"
+    )
+    desc.add_argument("--markdown", action="store_true", help="the whole reference as markdown (docs/spec-reference.md)")
     return parser
 
 
@@ -202,20 +221,6 @@ def _judge_endpoint(args):
 
 
 def cmd_run(args) -> int:
-    """Data caches (unpacked shards, dataset tables) follow --cache-dir for this run."""
-    previous = os.environ.get("MAEB_CACHE_DIR")
-    if args.cache_dir:
-        os.environ["MAEB_CACHE_DIR"] = str(args.cache_dir.resolve())
-    try:
-        return _run(args)
-    finally:
-        if previous is None:
-            os.environ.pop("MAEB_CACHE_DIR", None)
-        else:
-            os.environ["MAEB_CACHE_DIR"] = previous
-
-
-def _run(args) -> int:
     from . import catalog
     from .cache import default_cache_dir
     from .protocols import DEFAULT_PROTOCOL, get_protocol
@@ -226,18 +231,32 @@ def _run(args) -> int:
     if args.quiet:
         _quiet_libraries()
 
-    if not args.tasks and not args.benchmark:
+    if not args.tasks and not args.benchmarks:
         raise MaebError("run needs --tasks or --benchmark")
-    meta = catalog.find_model(args.model)
-    specs = [catalog.find_task(t) for t in args.tasks]
-    if args.benchmark:
-        bench = catalog.find_benchmark(args.benchmark)
-        if bench.name == "MAEB-lite":
-            from .lite import default_dir
-            from .lite.build import build
+    from dataclasses import replace
 
-            build(default_dir(), log=lambda m: print(m, file=sys.stderr))  # reuses an existing build
-        specs += catalog.benchmark_specs(bench)
+    from .api import select_tasks
+
+    meta = catalog.find_model(args.model)
+    if args.model_revision:
+        meta = replace(meta, revision=args.model_revision)
+    benches = [catalog.find_benchmark(b) for b in args.benchmarks]
+    named = select_tasks(args.tasks, types=args.task_types, languages=args.languages, eval_splits=args.eval_splits)
+    from_benchmarks = select_tasks(benches, types=args.task_types, languages=args.languages, eval_splits=args.eval_splits)
+    if (args.tasks or benches) and not (named or from_benchmarks):
+        raise MaebError("no task is left after --task-types/--languages")
+    lite_dir = None
+    if any(b.name == "MAEB-lite" for b in benches):
+        from .lite import default_dir
+        from .lite.build import build
+
+        lite_dir = default_dir(args.cache_dir or default_cache_dir())
+        build(lite_dir, log=lambda m: print(m, file=sys.stderr))  # reuses an existing build
+    if not args.dry_run:
+        from .runner import require_sides
+
+        require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
+    specs = list({s.name: s for s in named + from_benchmarks}.values())
     cfg = RunConfig(
         output_dir=args.output_dir,
         cache_dir=args.cache_dir or default_cache_dir(),
@@ -249,11 +268,12 @@ def _run(args) -> int:
         protocol=args.protocol or DEFAULT_PROTOCOL,
         resampler=args.resampler,
         overwrite=args.overwrite,
-        show_progress=not args.quiet and sys.stderr.isatty(),
+        show_progress=not args.quiet,
         strict_modalities=False,
         options=dict(args.option),
         judge=_judge_endpoint(args),
         judge_concurrency=args.judge_concurrency,
+        lite_dir=lite_dir,
     )
     if args.dry_run:
         return print_plan(meta, specs, cfg)
@@ -432,7 +452,10 @@ def _list_protocols(as_json: bool) -> int:
     from .protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
     if as_json:
-        rows = [{**p.describe(), "default": p.name == DEFAULT_PROTOCOL, "families": p.families, "notes": list(p.notes)} for p in PROTOCOLS.values()]
+        rows = [
+            {**p.describe(), "default": p.name == DEFAULT_PROTOCOL, "families": p.families, "notes": list(p.notes)}
+            for p in PROTOCOLS.values()
+        ]
         print(json.dumps(rows, indent=2))
         return 0
     for p in PROTOCOLS.values():
@@ -552,8 +575,22 @@ def cmd_check_model(args) -> int:
     return 1 if report.failed else 0
 
 
+def cmd_describe(args) -> int:
+    from . import describe
+
+    if args.markdown and args.topic:
+        raise MaebError("describe --markdown prints the whole reference; give no topic with it")
+    sys.stdout.write(describe.markdown() if args.markdown else describe.text(args.topic))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    from .context import log_to_stderr
+
     args = build_parser().parse_args(argv)
+    log_to_stderr(logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)
     try:
         commands = {
             "run": cmd_run,
@@ -564,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
             "tradeoff": cmd_tradeoff,
             "lite": cmd_lite,
             "check-model": cmd_check_model,
+            "describe": cmd_describe,
         }
         return commands[args.command](args)
     except MaebError as exc:

@@ -12,7 +12,10 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from .audio import AudioRef
 from .errors import DataError
@@ -78,6 +81,33 @@ class Table:
     def renamed(self, old: str, new: str) -> Table:
         labels = {new if c == old else c for c in self.class_labels}
         return Table({(new if k == old else k): v for k, v in self.columns.items()}, self.name, labels, self.source, self.lines)
+
+
+@dataclass
+class RetrievalData:
+    """Queries and documents as (id, AudioRef or text) lists: ids may repeat, as in some of mteb's
+    datasets (FLEURS reuses a sentence id for each of its recordings), and mteb's handling of
+    repeated ids is reproduced in `search`."""
+
+    corpus: list[tuple[str, AudioRef | str]]
+    queries: list[tuple[str, AudioRef | str]]
+    qrels: dict[str, dict[str, int]]
+    candidates: dict[str, list[str]] | None = None  # reranking: the documents to order per query
+
+    @classmethod
+    def from_lists(cls, corpus, queries, qrels, candidates=None) -> RetrievalData:
+        return cls(list(corpus), list(queries), qrels, candidates)
+
+    @classmethod
+    def from_dicts(cls, corpus: dict, queries: dict, qrels, candidates=None) -> RetrievalData:
+        return cls(list(corpus.items()), list(queries.items()), qrels, candidates)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    @property
+    def has_repeated_ids(self) -> bool:
+        return len({i for i, _ in self.corpus}) < len(self.corpus) or len({i for i, _ in self.queries}) < len(self.queries)
 
 
 def document_text(text, title=None) -> str:
@@ -260,19 +290,27 @@ def folder_signature(folder: str | Path) -> str:
     return digest.hexdigest()[:20]
 
 
-def _local_cache_dir(folder: str) -> str | None:
+def _local_cache_dir(folder: str, cache_dir: Path | None = None) -> str | None:
     """datasets keys its cache of a local folder by relative file patterns, so two folders with the
     same name and layout can share (and serve each other's) cached tables; a cache folder per
     content signature rules that out."""
     if not os.path.isdir(folder):
         return None
-    from .cache import default_cache_dir
+    if cache_dir is None:
+        from .cache import default_cache_dir
 
-    return str(default_cache_dir() / "local-datasets" / folder_signature(folder))
+        cache_dir = default_cache_dir()
+    return str(Path(cache_dir) / "local-datasets" / folder_signature(folder))
 
 
 def load_hub_split(
-    repo: str, revision: str | None, subset: str | None, split: str, audio_columns: Sequence[str], decode_rate: int | None = None
+    repo: str,
+    revision: str | None,
+    subset: str | None,
+    split: str,
+    audio_columns: Sequence[str],
+    decode_rate: int | None = None,
+    cache_dir: Path | None = None,
 ) -> Table:
     """One split of a dataset repo (hub id or local folder in hub layout) as a Table."""
     import datasets
@@ -281,7 +319,7 @@ def load_hub_split(
     name = None if subset in (None, "default") else subset
     where = f"{repo}@{(revision or 'local')[:10]}" + (f" subset {subset}" if name else "") + f" split {split}"
     try:
-        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=_local_cache_dir(repo))
+        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=_local_cache_dir(repo, cache_dir))
     except ValueError as exc:
         raise DataError(f"{where}: {exc}") from exc
     except Exception as exc:
@@ -307,10 +345,19 @@ def load_hub_split(
     return Table(columns, name=where, class_labels=class_labels)
 
 
-def hub_configs(repo: str, revision: str | None) -> list[str]:
+def hub_configs(repo: str, revision: str | None, cache_dir: Path | None = None) -> list[str]:
     import datasets
 
     try:
-        return list(datasets.get_dataset_config_names(repo, revision=revision, cache_dir=_local_cache_dir(repo)))
+        return list(datasets.get_dataset_config_names(repo, revision=revision, cache_dir=_local_cache_dir(repo, cache_dir)))
     except Exception as exc:
         raise DataError(f"cannot list configs of {repo}@{revision}: {exc}") from exc
+
+
+def binary_labels(values: list, where: str) -> np.ndarray:
+    """Pair labels as 0/1 integers; anything else (2, "same", blank) is an error naming it."""
+    allowed = {0: 0, 1: 1, "0": 0, "1": 1}  # True/False and 0.0/1.0 hash as 1/0
+    bad = [v for v in values if not (isinstance(v, (int, float, str)) and v in allowed)]
+    if bad:
+        raise DataError(f"{where}: pair labels must be 0 or 1; found {sorted({repr(v) for v in bad})[:5]}")
+    return np.array([allowed[v] for v in values], dtype=np.int64)

@@ -18,9 +18,8 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from .data import Table, document_text
+from .data import RetrievalData, Table, document_text
 from .errors import DataError, SpecError, check_keys
-from .tasktypes.retrieval import RetrievalData
 
 KINDS = {
     "pairs": {"label_column", "n_pairs", "positive_fraction", "seed"},
@@ -63,6 +62,13 @@ RULES = {  # value rules of the numeric and choice fields
 }
 
 
+def implied_protocol(derive: dict) -> dict:
+    """Protocol defaults a derivation implies (a spec's own [protocol] still wins)."""
+    if derive.get("kind") == "same_label":
+        return {"ignore_identical_ids": True}  # a clip must not retrieve itself
+    return {}
+
+
 def validate(spec, where: str) -> None:
     from .tasktypes import Param
 
@@ -80,8 +86,6 @@ def validate(spec, where: str) -> None:
         raise SpecError(f"{where}: [derive] relevance must be 'label' or 'self' for text_to_audio")
     if spec.type not in FITS[kind]:
         raise SpecError(f"{where}: [derive] kind {kind!r} builds {'/'.join(FITS[kind])} data, not {spec.type}")
-    if kind == "same_label":
-        spec.protocol["ignore_identical_ids"] = True  # a clip must not retrieve itself
     if kind == "rows" and spec.derive.get("direction") not in ("t2a", "a2t", "a2a"):
         raise SpecError(f"{where}: [derive] rows needs direction = 't2a', 'a2t' or 'a2a'")
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,8 +16,10 @@ import numpy as np
 
 from .audio import AudioRef, decoded_batches, plan_batches, probe_frames
 from .cache import EmbeddingCache, text_key
+from .context import RunContext
 from .encoders import ModelMeta, has_audio, has_text, length_policy
 from .errors import AudioError, DataError, MaebError, ModelError
+from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 
 
@@ -41,13 +42,11 @@ class EmbedStats:
         return out
 
 
-def _bar(total: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="clip", disable=not enabled, file=sys.stderr, dynamic_ncols=True, leave=False)
-
-
 class Embedder:
+    """The services a task type uses: audio and text vectors, generated texts, the run's judge,
+    progress and notices (all from the RunContext it is given), and the current task's record
+    (begin_task starts one; label names the subset and split being evaluated)."""
+
     def __init__(
         self,
         meta: ModelMeta,
@@ -56,26 +55,34 @@ class Embedder:
         batch_size: int = 16,
         workers: int | None = None,
         on_bad_audio: str = "error",
-        show_progress: bool = True,
+        show_progress: bool | str = False,
         protocol=None,
+        policy=None,
+        ctx: RunContext | None = None,
     ):
         if on_bad_audio not in ("error", "skip"):
             raise ValueError("on_bad_audio must be 'error' or 'skip'")
         self.meta, self.encoder, self.cache = meta, encoder, cache
         self.batch_size, self.workers = batch_size, workers
         self.on_bad_audio = on_bad_audio
-        self.show_progress = show_progress
+        self.ctx = ctx or RunContext(cache_dir=cache.path.parent.parent, progress=Progress.of(show_progress))
         self.similarity = meta.similarity
         self.protocol = get_protocol(protocol or DEFAULT_PROTOCOL)
-        self.policy = None
-        if has_audio(encoder) or callable(getattr(encoder, "generate", None)):
+        self.policy = policy
+        if policy is None and (has_audio(encoder) or callable(getattr(encoder, "generate", None))):
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)
-        self.judge = None  # set by the runner for judge-scored task types
-        self.stats = EmbedStats()
-        self.touched: set[str] = set()  # clip keys the current task used
-        self.touched_texts: set[str] = set()  # text keys the current task used
-        self.context = ""  # the task being run, for messages and progress bars
-        self.log = None  # a function for one-line notices (set by the runner)
+        self.begin_task("")
+
+    @property
+    def judge(self):
+        return self.ctx.judge
+
+    def log(self, message: str) -> None:
+        self.ctx.log(message)
+
+    def label(self, context: str) -> None:
+        """The subset and split now evaluated, for messages and progress."""
+        self.context = context
 
     # -- audio ---------------------------------------------------------------------------
     def audio(self, refs: Sequence[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +137,7 @@ class Embedder:
             cap = policy.max_samples or 1 << 62
             lengths = [max(policy.min_samples, min(probe_frames(r, policy.sample_rate), cap)) for r in refs]
             batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
-        bar = _bar(sum(len(b) for b in batches), f"{what} {self.context}".strip(), self.show_progress)
+        bar = self.ctx.progress.bar(sum(len(b) for b in batches), f"{what} {self.context}".strip())
         try:
             for batch, clips in decoded_batches(refs, batches, policy, self.workers):
                 good = []
@@ -195,7 +202,7 @@ class Embedder:
                 done.update(self._compute([by_key[k] for k in taken]))
                 waiting -= set(taken)
             if waiting:
-                if not told and self.log:
+                if not told:
                     self.log(f"{self.context}: waiting for another run on this cache to embed {len(waiting)} clips")
                     told = True
                 time.sleep(1.0)
@@ -347,25 +354,7 @@ class Embedder:
 
     # -- evaluation progress ---------------------------------------------------------------
     def progress_iter(self, iterator, total: int, what: str):
-        from tqdm.auto import tqdm
-
-        return tqdm(
-            iterator,
-            total=total,
-            desc=f"{what} {self.context}",
-            disable=not self.show_progress or total < 2,
-            file=sys.stderr,
-            leave=False,
-        )
+        return self.ctx.progress.iterate(iterator, f"{what} {self.context}", total=total)
 
     def progress(self, items: Iterable, what: str):
-        from tqdm.auto import tqdm
-
-        items = list(items)
-        return tqdm(
-            items,
-            desc=f"evaluate {self.context} ({what})",
-            disable=not self.show_progress or len(items) < 2,
-            file=sys.stderr,
-            leave=False,
-        )
+        return self.ctx.progress.iterate(list(items), f"evaluate {self.context} ({what})")

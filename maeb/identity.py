@@ -160,10 +160,10 @@ def encoder_identity(declared: dict, encoder, policy, device: str) -> dict:
     }
 
 
-def task_identity(spec) -> dict:
+def task_identity(spec, variables: dict | None = None) -> dict:
     """Everything in a task spec that decides its data and score (not its descriptions)."""
     data = {k: v for k, v in asdict(spec.data).items() if k != "base"}
-    location = spec.data.location()
+    location = spec.data.location(variables)
     if Path(location).is_dir():
         data["path"] = Path(location).name  # where a folder lies does not change a score; its content does
         data["content"] = folder_content(location)
@@ -178,8 +178,8 @@ def task_identity(spec) -> dict:
     }
 
 
-def run_identity(declared: dict, spec) -> dict:
-    task = task_identity(spec)
+def run_identity(declared: dict, spec, variables: dict | None = None) -> dict:
+    task = task_identity(spec, variables)
     return {
         "encoder": declared,
         "task": task,

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from .data import Table, document_text, hub_configs, hub_snapshot, load_audiofolder, load_hub_split, load_metafolder
+from dataclasses import dataclass
+from pathlib import Path
+
+from .context import RunContext, default_context
+from .data import (
+    RetrievalData,
+    Table,
+    binary_labels,
+    document_text,
+    hub_configs,
+    hub_snapshot,
+    load_audiofolder,
+    load_hub_split,
+    load_metafolder,
+)
 from .derive import derive
 from .errors import DataError
 from .spec import TaskSpec
 from .tasktypes import get as get_type
-from .tasktypes.retrieval import RetrievalData
 from .transforms import apply_all
 
 
@@ -60,17 +73,37 @@ def _items(table: Table, audio_columns: list[str], where: str, document: bool = 
     return [(str(i), v) for i, v in zip(table[id_col], table[content])]
 
 
-def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData:
+@dataclass(frozen=True)
+class Source:
+    """Where a task's data is read from in this run: the spec's location with its variables
+    resolved, and the cache folder for tables and unpacked shards."""
+
+    location: str
+    revision: str | None
+    cache_dir: Path
+    audio_columns: list[str]
+    decode_rate: int | None = None
+
+    def split(self, config: str | None, split: str) -> Table:
+        return load_hub_split(self.location, self.revision, config, split, self.audio_columns, self.decode_rate, self.cache_dir)
+
+
+def source_of(spec: TaskSpec, ctx: RunContext) -> Source:
+    d = spec.data
+    return Source(d.location(ctx.variables()), d.revision, Path(ctx.cache_dir), list(d.audio_columns), d.decode_rate)
+
+
+def load_hub_retrieval(spec: TaskSpec, src: Source, subset: str, split: str) -> RetrievalData:
     """mteb's retrieval layout: configs corpus, queries, qrels (or default) and optional top_ranked,
     each prefixed with `{subset}-` for multilingual tasks."""
     d = spec.data
     prefix = "" if subset == "default" else f"{subset}-"
-    configs = set(hub_configs(d.location(), d.revision))
+    configs = set(hub_configs(src.location, src.revision, src.cache_dir))
 
     def read(config: str) -> Table:
         if config not in configs:
             raise DataError(f"{spec.name}: {d.path} has no config {config!r}; it has {', '.join(sorted(configs))}")
-        return load_hub_split(d.location(), d.revision, config, split, d.audio_columns, d.decode_rate)
+        return src.split(config, split)
 
     corpus = _items(read(prefix + "corpus"), d.audio_columns, spec.name, document=True)
     queries = _items(read(prefix + ("query" if "query" in configs else "queries")), d.audio_columns, spec.name)
@@ -88,28 +121,25 @@ def load_hub_retrieval(spec: TaskSpec, subset: str, split: str) -> RetrievalData
     return RetrievalData(corpus, queries, qrels, candidates)
 
 
-def _hub_table(spec: TaskSpec, subset: str, split: str, loaded: dict[str, Table]) -> Table:
+def _hub_table(spec: TaskSpec, src: Source, subset: str, split: str, loaded: dict[str, Table]) -> Table:
     d = spec.data
     repo_split = d.split_names.get(split, split)
     if d.subset_column is None:
-        config = d.config if d.config is not None else subset
-        return load_hub_split(d.location(), d.revision, config, repo_split, d.audio_columns, d.decode_rate)
+        return src.split(d.config if d.config is not None else subset, repo_split)
     if split not in loaded:
-        loaded[split] = load_hub_split(d.location(), d.revision, d.config, repo_split, d.audio_columns, d.decode_rate)
+        loaded[split] = src.split(d.config, repo_split)
     table = loaded[split]
     table.require([d.subset_column], "data.subset_column")
     return table.where([str(v) == subset for v in table[d.subset_column]])
 
 
-def _webdataset_split(d, split: str, where: str) -> Table:
-    from pathlib import Path
-
+def _webdataset_split(d, src: Source, split: str, where: str) -> Table:
     from .webdataset import load_webdataset, snapshot_patterns
 
     repo_split = d.split_names.get(split, split)
-    location = d.location()
+    location = src.location
     root = location if Path(location).is_dir() else hub_snapshot(location, d.revision, snapshot_patterns(repo_split))
-    return load_webdataset(root, repo_split, where)
+    return load_webdataset(root, repo_split, where, src.cache_dir)
 
 
 def snapshot_patterns(d) -> list[str]:
@@ -137,15 +167,14 @@ def check_labels(table: Table, spec: TaskSpec, where: str) -> None:
                 f'[[transforms]] op = "filter", column = "{column}", drop_empty = true'
             )
     if spec.type == "pair_classification" and not spec.derive:
-        from .tasktypes.pair import binary_labels
-
         binary_labels(table[column], f"{where} column {column!r}")  # before any clip is embedded
 
 
-def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
+def load_task(spec: TaskSpec, ctx: RunContext | None = None) -> dict[str, dict[str, Table | RetrievalData]]:
     kind = get_type(spec.type)
     wanted = kind.splits(spec)
     d = spec.data
+    src = source_of(spec, ctx or default_context())
     out: dict[str, dict] = {}
     loaded: dict[str, Table] = {}  # one read per split when subsets are rows of one config
     for subset in d.subsets:
@@ -153,21 +182,21 @@ def load_task(spec: TaskSpec) -> dict[str, dict[str, Table | RetrievalData]]:
         if d.source == "webdataset":
             if subset != "default":
                 raise DataError(f"{where}: webdataset sources hold one subset; list one spec per subset")
-            tables = {split: _webdataset_split(d, split, where) for split in wanted}
+            tables = {split: _webdataset_split(d, src, split, where) for split in wanted}
         elif d.source in ("audiofolder", "metafolder", "hub-files"):
             if subset != "default":
                 raise DataError(f"{where}: {d.source} sources hold one subset; list one spec per subset")
             if d.source == "audiofolder":
-                table = load_audiofolder(d.location(), d.audio_column)
+                table = load_audiofolder(src.location, d.audio_column)
             else:
-                root = d.location() if d.source == "metafolder" else hub_snapshot(d.location(), d.revision, snapshot_patterns(d))
+                root = src.location if d.source == "metafolder" else hub_snapshot(src.location, d.revision, snapshot_patterns(d))
                 table = load_metafolder(root, d.meta_file, d.audio_template, d.audio_column)
             tables = split_rows(table, d.split_by, wanted, where)
         elif d.layout == "retrieval":
-            out[subset] = {split: load_hub_retrieval(spec, subset, split) for split in wanted}
+            out[subset] = {split: load_hub_retrieval(spec, src, subset, split) for split in wanted}
             continue
         else:
-            tables = {split: _hub_table(spec, subset, split, loaded) for split in wanted}
+            tables = {split: _hub_table(spec, src, subset, split, loaded) for split in wanted}
         for split, table in tables.items():
             table.name = f"{where} split {split}"
             table = apply_all(table, spec.transforms, split)

@@ -1,31 +1,35 @@
 """Run one model over a list of tasks: load each task's data, evaluate it through the cached
-embedder, write its result file. Finished tasks are skipped, so an interrupted run resumes."""
+embedder, keep (and, with an output folder, write) its result. Finished tasks are skipped, so an
+interrupted run resumes."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
-import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from . import tasktypes
 from .cache import EmbeddingCache, default_cache_dir
+from .context import RunContext
 from .embed import Embedder, EmbedStats
-from .encoders import ModelMeta, has_audio, has_generate, has_text, length_policy, load_encoder
+from .encoders import ModelMeta, check_encoder, has_audio, has_generate, has_text, length_policy, load_encoder
 from .errors import DataError, MaebError, ModelError, SpecError
 from .identity import declared_identity, differences, encoder_identity, experiment_settings, merged_options, run_identity
 from .loader import load_task
+from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
-from .results import read_result, result_path, task_result, write_json_atomic, write_model_meta
+from .results import read_result, result_path, task_result, write_json_atomic, write_model_meta, write_text_atomic
 from .spec import TaskSpec
 
 
 @dataclass
 class RunConfig:
-    output_dir: Path = Path("results")
+    output_dir: Path | None = Path("results")  # None: nothing is written (and nothing is resumed)
     cache_dir: Path = field(default_factory=default_cache_dir)
     device: str = "cpu"
     batch_size: int = 16
@@ -33,13 +37,50 @@ class RunConfig:
     on_bad_audio: str = "error"
     on_leak: str = "warn"  # clips shared by the training and evaluation splits: "warn" or "error"
     overwrite: bool = False
-    show_progress: bool = True
+    show_progress: bool | str = True  # True: bars on a terminal, periodic lines in a log; False; or a mode
     strict_modalities: bool = True  # False for benchmarks: skip tasks the model has no side for
     options: dict = field(default_factory=dict)
     protocol: str = DEFAULT_PROTOCOL
     resampler: str | None = None  # None: the protocol's (soxr-hq is faster and not mteb's)
     judge: object | None = None  # a maeb.judge.Endpoint for judge-scored task types
     judge_concurrency: int = 8
+    lite_dir: Path | None = None  # where MAEB-lite's data is (specs name it ${MAEB_LITE_DIR})
+
+
+@dataclass
+class TaskResult:
+    """One task's result: its scores in mteb's shape (split -> one entry per subset), the time it
+    took, and the maeb section (protocol, identity, fingerprints, ...); `payload` is the file."""
+
+    task: str
+    model: str
+    payload: dict
+    path: Path | None = None
+    files: dict[str, str] = field(default_factory=dict)  # side files: relative name -> text
+
+    @property
+    def scores(self) -> dict[str, list[dict]]:
+        return self.payload["scores"]
+
+    @property
+    def info(self) -> dict:
+        return self.payload.get("maeb", {})
+
+    @property
+    def evaluation_time(self) -> float:
+        return float(self.payload.get("evaluation_time") or 0.0)
+
+    @property
+    def main_score(self) -> float:
+        """The mean main score over the subsets of the first evaluation split (what a board shows)."""
+        splits = (self.info.get("task") or {}).get("eval_splits") or list(self.scores)
+        entries = self.scores[splits[0]]
+        return sum(e["main_score"] for e in entries) / len(entries)
+
+    @classmethod
+    def from_file(cls, path: Path, model: str) -> TaskResult:
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
+        return cls(payload.get("task_name", Path(path).stem), model, payload, Path(path))
 
 
 @dataclass
@@ -47,6 +88,7 @@ class RunSummary:
     done: list[str] = field(default_factory=list)
     skipped_existing: list[str] = field(default_factory=list)
     skipped_modality: list[str] = field(default_factory=list)
+    results: list[TaskResult] = field(default_factory=list)  # done and already-done tasks, in task order
     stats: EmbedStats = field(default_factory=EmbedStats)
     wall_seconds: float = 0.0
 
@@ -55,8 +97,12 @@ class RunSummary:
         return None if wall <= 0 else max(0.0, 1.0 - self.stats.forward_seconds / wall)
 
 
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+class TaskEvaluation(NamedTuple):
+    scores: dict[str, list[dict]]  # split -> one entry per subset, mteb's shape
+    seconds: float
+    notes: dict  # what the run noticed about the data
+    files: dict[str, str]  # side files the task type wrote, by relative name
+    infos: dict  # split -> subset -> what the task type recorded beside its metrics
 
 
 def _missing_side(needs: set[str], encoder) -> str | None:
@@ -69,20 +115,53 @@ def _missing_side(needs: set[str], encoder) -> str | None:
     return None
 
 
-def evaluate_task(spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=_log) -> tuple[dict, float, dict]:
+def _fitting(meta, encoder, pending, ctx, strict, summary, log) -> list:
+    """The pending tasks the loaded model has every side for, checked before any is evaluated:
+    strict, a misfit is one error naming them all; otherwise each is skipped with a notice."""
+    fitting, misfits = [], []
+    for item in pending:
+        spec = item[0]
+        needs = tasktypes.get(spec.type).needs(spec)
+        if "judge" in needs and ctx.judge is None:
+            raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
+        side = _missing_side(needs, encoder)
+        if side is None:
+            fitting.append(item)
+        elif strict:
+            misfits.append(f"{spec.name} (needs {side})")
+        else:
+            summary.skipped_modality.append(spec.name)
+            log(f"{spec.name}: model {meta.name!r} has no {side} encoder; this task needs one; skipped")
+    if misfits:
+        shown = ", ".join(misfits[:5]) + (f" and {len(misfits) - 5} more" if len(misfits) > 5 else "")
+        raise ModelError(f"model {meta.name!r} ({type(encoder).__name__}) cannot run {shown}; nothing was evaluated")
+    return fitting
+
+
+def evaluate_task(spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=None) -> TaskEvaluation:
     """Scores for every eval split and subset of one task, in mteb's result shape, and what the
     run noticed about the data (clips shared between training and evaluation splits)."""
+    log = log or emb.ctx.log
     kind = tasktypes.get(spec.type)
     started = time.perf_counter()
-    data = load_task(spec)
+    data = load_task(spec, emb.ctx)
+    emb.ctx.logger.debug(
+        "%s: loaded %s in %.2f s",
+        spec.name,
+        ", ".join(f"{sub}/{split}" for sub, splits in data.items() for split in splits),
+        time.perf_counter() - started,
+    )
     notes = {"train_eval_shared_clips": shared_clips(spec, data, on_leak, log)}
     state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
     scores: dict[str, list[dict]] = {}
+    files: dict[str, str] = {}
+    infos: dict[str, dict] = {}
     for split in spec.data.eval_splits:  # splits outside, subsets inside: mteb's order of draws
         entries = []
         for subset, tables in data.items():
-            emb.context = spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]"
-            values = kind.evaluate(tables, split, emb, spec, state)
+            emb.label(spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]")
+            result = tasktypes.as_evaluation(kind.evaluate(tables, split, emb, spec, state))
+            values = result.metrics
             if spec.main_score not in values:
                 raise SpecError(
                     f"task {spec.name}: main_score {spec.main_score!r} is not a metric of {spec.type}; "
@@ -97,8 +176,13 @@ def evaluate_task(spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=_log
             values["hf_subset"] = subset
             values["languages"] = spec.languages_for(subset)
             entries.append(values)
+            folder = "" if len(data) == 1 else f"{subset}/"
+            prefix = "" if len(spec.data.eval_splits) == 1 else f"{split}_"
+            files.update({f"{folder}{prefix}{name}": text for name, text in result.files.items()})
+            if result.info:
+                infos.setdefault(split, {})[subset] = result.info
         scores[split] = entries
-    return scores, time.perf_counter() - started, notes
+    return TaskEvaluation(scores, time.perf_counter() - started, notes, files, infos)
 
 
 def shared_clips(spec: TaskSpec, data: dict, on_leak: str, log) -> int:
@@ -153,55 +237,62 @@ def existing_result(path: Path, ident: dict) -> str:
     return "done" if extra.get("complete", True) else "incomplete"
 
 
-def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> RunSummary:
+def context_of(cfg: RunConfig) -> RunContext:
+    judge = None
+    if cfg.judge is not None:
+        from .judge import Judge
+
+        judge = Judge(cfg.judge, cfg.cache_dir, cfg.judge_concurrency)
+    progress = Progress.of(cfg.show_progress)
+    return RunContext(cache_dir=Path(cfg.cache_dir), device=cfg.device, progress=progress, judge=judge, lite_dir=cfg.lite_dir)
+
+
+def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encoder=None) -> RunSummary:
+    """Evaluate `meta`'s model (loaded from its entry, or `encoder`, an instance already built) on
+    `specs`. With cfg.output_dir, results are written in mteb's layout and finished tasks skipped."""
     summary = RunSummary()
     started = time.perf_counter()
-    root = Path(cfg.output_dir)
+    ctx = context_of(cfg)
+    log = log or ctx.log
+    root = Path(cfg.output_dir) if cfg.output_dir is not None else None
     protocol = get_protocol(cfg.protocol)
     options = merged_options(meta, cfg.options)
     declared = declared_identity(meta, options, protocol.name, _resampler_override(cfg, protocol))
     experiment = experiment_settings(meta, cfg.options, protocol.name, DEFAULT_PROTOCOL, _resampler_override(cfg, protocol))
-    pending = []
+    pending, existing = [], {}
     for spec in specs:
-        path = result_path(root, meta, spec.name, experiment)
-        ident = run_identity(declared, spec)
-        status = "absent" if cfg.overwrite else existing_result(path, ident)
+        path = result_path(root, meta, spec.name, experiment) if root is not None else None
+        ident = run_identity(declared, spec, ctx.variables())
+        status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
         if status == "done":
             summary.skipped_existing.append(spec.name)
+            existing[spec.name] = TaskResult.from_file(path, meta.name)
             log(f"{spec.name}: already done ({path}); skipped")
         else:
             if status == "incomplete":
                 log(f"{spec.name}: the result at {path} is incomplete; running it again")
             pending.append((spec, path, ident))
     if not pending:
+        summary.results = [existing[s.name] for s in specs if s.name in existing]
         summary.wall_seconds = time.perf_counter() - started
         return summary
 
-    encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **cfg.options)
-    emb = build_embedder(meta, encoder, declared, cfg, protocol)
+    if encoder is None:
+        encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **cfg.options)
+    else:
+        check_encoder(meta, encoder)
+    emb = build_embedder(meta, encoder, declared, cfg, protocol, ctx)
+    ctx.logger.debug("%s: embedding cache %s, encoder config %s", meta.name, emb.cache.path, emb.cache.identity.get("config"))
     cache = emb.cache
-    emb.log = log
-    if cfg.judge is not None:
-        from .judge import Judge
-
-        emb.judge = Judge(cfg.judge, cfg.cache_dir, cfg.judge_concurrency)
-    write_model_meta(root, meta, options, experiment)
+    if root is not None:
+        write_model_meta(root, meta, options, experiment)
+    pending = _fitting(meta, encoder, pending, ctx, cfg.strict_modalities, summary, log)
+    done: dict[str, TaskResult] = {}
     try:
         for spec, path, ident in pending:
-            needs = tasktypes.get(spec.type).needs(spec)
-            if "judge" in needs and emb.judge is None:
-                raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
-            side = _missing_side(needs, encoder)
-            if side:
-                message = f"{spec.name}: model {meta.name!r} has no {side} encoder; this task needs one"
-                if cfg.strict_modalities:
-                    raise ModelError(message)
-                summary.skipped_modality.append(spec.name)
-                log(message + "; skipped")
-                continue
             emb.begin_task(spec.name)
             try:
-                scores, seconds, notes = evaluate_task(spec, emb, cfg.on_leak, log)
+                outcome = evaluate_task(spec, emb, cfg.on_leak, log)
             except MaebError as exc:
                 if spec.name not in str(exc):
                     exc.args = (f"task {spec.name}: {exc}",)
@@ -212,6 +303,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 raise MaebError(
                     f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 for the traceback)"
                 ) from exc
+            scores, seconds = outcome.scores, outcome.seconds
             failed = sum(int(e.get("judge_failed", 0) or 0) for entries in scores.values() for e in entries)
             info = {
                 "protocol": protocol.describe(emb.policy.resampler if emb.policy else None),
@@ -232,21 +324,25 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=_log) -> Run
                 "spec_file": _shown_path(spec.source_file),
                 "embedding": emb.stats.as_dict(),
                 "fingerprints": emb.fingerprints(),
-                "data": notes,
+                "data": outcome.notes,
+                **({"evaluation": outcome.infos} if outcome.infos else {}),
                 "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
             }
-            _write_side_files(path, scores)
-            write_json_atomic(path, task_result(spec, scores, seconds, info))
+            result = TaskResult(spec.name, meta.name, task_result(spec, scores, seconds, info), path, outcome.files)
+            if path is not None:
+                for name, text in outcome.files.items():
+                    write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
+                write_json_atomic(path, result.payload)
+            done[spec.name] = result
             cache.record_task(spec.name, len(emb.touched))
             _accumulate(summary.stats, emb.stats)
             summary.done.append(spec.name)
-            main = scores[spec.data.eval_splits[0]]
-            value = sum(e["main_score"] for e in main) / len(main)
             skipped = f", {len(emb.stats.skipped)} clips skipped" if emb.stats.skipped else ""
             unfinished = f", {failed} judge items failed (rerun to retry them)" if failed else ""
-            log(f"{spec.name}: {spec.main_score} = {value:.4f} ({seconds:.1f} s{skipped}{unfinished})")
+            log(f"{spec.name}: {spec.main_score} = {result.main_score:.4f} ({seconds:.1f} s{skipped}{unfinished})")
     finally:
         cache.close()
+    summary.results = [done.get(s.name) or existing[s.name] for s in specs if s.name in done or s.name in existing]
     summary.wall_seconds = time.perf_counter() - started
     return summary
 
@@ -261,15 +357,16 @@ def _resampler_override(cfg: RunConfig, protocol) -> str | None:
     return cfg.resampler
 
 
-def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, protocol) -> Embedder:
+def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, protocol, ctx: RunContext | None = None) -> Embedder:
     """The embedder of a loaded encoder, with its cache keyed by the full encoder identity."""
     policy = None
     if has_audio(encoder) or has_generate(encoder):
         policy = replace(length_policy(encoder), resampler=_resampler_override(cfg, protocol) or protocol.resampler)
     cache = EmbeddingCache(cfg.cache_dir, encoder_identity(declared, encoder, policy, cfg.device))
-    emb = Embedder(meta, encoder, cache, cfg.batch_size, cfg.workers, cfg.on_bad_audio, cfg.show_progress, protocol=protocol)
-    emb.policy = policy
-    return emb
+    ctx = ctx or context_of(cfg)
+    return Embedder(
+        meta, encoder, cache, cfg.batch_size, cfg.workers, cfg.on_bad_audio, protocol=protocol, policy=policy, ctx=ctx
+    )
 
 
 def task_record(spec: TaskSpec) -> dict:
@@ -285,21 +382,6 @@ def task_record(spec: TaskSpec) -> dict:
         "family": spec.family,
         "modalities": list(spec.modalities),
     }
-
-
-def _write_side_files(result_path: Path, scores: dict) -> None:
-    """Files a task type returns under "_files" (predictions in the benchmark's own format) go
-    beside the result, in {Task}_predictions/ (a subfolder per subset when there are several)."""
-    from .results import write_text_atomic
-
-    for split, entries in scores.items():
-        for entry in entries:
-            files = entry.pop("_files", None) or {}
-            folder = result_path.parent / f"{result_path.stem}_predictions"
-            if len(entries) > 1:
-                folder = folder / entry["hf_subset"]
-            for name, text in files.items():
-                write_text_atomic(folder / (name if len(scores) == 1 else f"{split}_{name}"), text)
 
 
 def _shown_path(path: str) -> str:
@@ -334,12 +416,36 @@ def _plan_sides(meta: ModelMeta, cfg: RunConfig) -> set[str]:
     return sides
 
 
+def require_sides(meta: ModelMeta, specs: list[TaskSpec], judge: bool = False) -> None:
+    """Tasks named one by one must fit the model: one line listing those it has no side for
+    (a benchmark's tasks that do not fit are skipped instead, and say so)."""
+    sides = set(meta.modalities)
+    from .encoders import resolve_factory
+
+    with contextlib.suppress(MaebError):
+        if callable(getattr(resolve_factory(meta.family), "generate", None)):
+            sides.add("generate")
+    if judge:
+        sides.add("judge")
+    misfits = []
+    for spec in specs:
+        missing = sorted(tasktypes.get(spec.type).needs(spec) - sides)
+        if missing:
+            misfits.append(f"{spec.name} (needs {'/'.join(missing)})")
+    if misfits:
+        raise ModelError(
+            f"model {meta.name!r} ({'+'.join(sorted(sides))}) cannot run {', '.join(misfits[:5])}"
+            + (f" and {len(misfits) - 5} more" if len(misfits) > 5 else "")
+        )
+
+
 def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
     """What a run would do, from the specs' statistics and the cache's task records alone:
     no model is loaded and nothing is downloaded."""
     from .cache import cached_tasks
 
     cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
+    ctx = RunContext(cache_dir=Path(cfg.cache_dir), lite_dir=cfg.lite_dir)
     protocol = get_protocol(cfg.protocol)
     declared = declared_identity(meta, merged_options(meta, cfg.options), protocol.name, _resampler_override(cfg, protocol))
     experiment = experiment_settings(meta, cfg.options, protocol.name, DEFAULT_PROTOCOL, _resampler_override(cfg, protocol))
@@ -348,17 +454,13 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
         kind = tasktypes.get(spec.type)
         needs = kind.needs(spec)
         clips, hours = 0, 0.0
-        if not spec.stats and is_local(spec):
-            clips, hours = local_counts(spec)
-        for split in [] if not spec.stats and is_local(spec) else kind.splits(spec):
+        local = not spec.stats and is_local(spec, ctx)
+        if local:
+            clips, hours = local_counts(spec, ctx)
+        for split in [] if local else kind.splits(spec):
             stats = spec.stats.get(spec.data.split_names.get(split, split)) or spec.stats.get(split) or {}
-            n, h = stats.get("clips", 0), stats.get("hours", 0.0)
-            if split == spec.data.train_split and split not in spec.data.eval_splits and stats.get("classes"):
-                # only the few-shot draws of a separate train split are embedded
-                drawn = min(
-                    n, stats["classes"] * spec.protocol.get("samples_per_label", 8) * spec.protocol.get("n_experiments", 10)
-                )
-                h, n = (h * drawn / n if n else 0.0), drawn
+            counter = getattr(kind, "planned_clips", None)  # a type that embeds only part of a split says how much
+            n, h = counter(spec, split, stats) if counter else (stats.get("clips", 0), stats.get("hours", 0.0))
             clips, hours = clips + n, hours + h
         missing = sorted(side for side in needs if side not in _plan_sides(meta, cfg))
         rows.append(
@@ -370,8 +472,9 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                 "clips": clips,
                 "hours": round(hours, 2),
                 "cached_clips": cached.get(spec.name, 0),
-                "done": _plan_status(
-                    result_path(Path(cfg.output_dir), meta, spec.name, experiment), run_identity(declared, spec)
+                "done": cfg.output_dir is not None
+                and _plan_status(
+                    result_path(Path(cfg.output_dir), meta, spec.name, experiment), run_identity(declared, spec, ctx.variables())
                 ),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
             }
@@ -386,16 +489,16 @@ def _plan_status(path: Path, ident: dict) -> bool | str:
         return "computed under another configuration"
 
 
-def is_local(spec: TaskSpec) -> bool:
-    return spec.data.source in ("audiofolder", "metafolder") or Path(spec.data.location()).is_dir()
+def is_local(spec: TaskSpec, ctx: RunContext) -> bool:
+    return spec.data.source in ("audiofolder", "metafolder") or Path(spec.data.location(ctx.variables())).is_dir()
 
 
-def local_counts(spec: TaskSpec) -> tuple[int, float]:
+def local_counts(spec: TaskSpec, ctx: RunContext) -> tuple[int, float]:
     """Clips and hours of a local task, read from its files (headers only), after checking that
     its columns are there: a wrong column or main score fails here, before anything is embedded."""
     from .audio import AudioRef, clip_seconds
 
-    data = load_task(spec)
+    data = load_task(spec, ctx)
     refs: dict[int, AudioRef] = {}
     for tables in data.values():
         for table in tables.values():

@@ -14,25 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SpecError, check_keys, closest
+from .tasktypes import from_mteb, mteb_types
 
-# maeb type name -> mteb type name; specs may use either
-TYPES = {
-    "classification": "AudioClassification",
-    "multilabel": "AudioMultilabelClassification",
-    "zeroshot": "AudioZeroshotClassification",
-    "clustering": "AudioClustering",
-    "pair_classification": "AudioPairClassification",
-    "retrieval": "Any2AnyRetrieval",
-    "reranking": "AudioReranking",
-}
-GENERATIVE_TYPES = {  # maeb's own names; results record them as the task type
-    "captioning": "AudioCaptioning",
-    "qa": "AudioQuestionAnswering",
-    "judged_qa": "AudioJudgedQuestionAnswering",
-    "multiple_choice": "AudioMultipleChoice",
-    "mmac": "AudioCaptionJudging",
-}
-_FROM_MTEB = {v: k for k, v in {**TYPES, **GENERATIVE_TYPES}.items()}
+# maeb type name -> mteb type name (from the one registry, maeb.tasktypes); specs may use either
+TYPES = mteb_types(generative=False)
+GENERATIVE_TYPES = mteb_types(generative=True)  # maeb's own names; results record them as the task type
 
 TOP_FIELDS = {
     "name",
@@ -85,7 +71,7 @@ DOMAINS = {"speech", "music", "environmental", "bioacoustics"}
 CATEGORIES = {"a2a", "a2c", "a2t", "t2a", "t2t"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataSpec:
     source: str
     path: str
@@ -111,13 +97,14 @@ class DataSpec:
     def audio_column(self) -> str:
         return self.audio_columns[0]
 
-    def location(self) -> str:
-        """The folder or hub id to read, with environment variables expanded now."""
+    def location(self, variables: dict[str, str] | None = None) -> str:
+        """The folder or hub id to read, its variables expanded now: the run's own (MAEB_LITE_DIR,
+        see RunContext.variables), then the environment's."""
         local = self.source in ("audiofolder", "metafolder")
-        return _expand(self.path, Path(self.base), local=local) if "$" in self.path else self.path
+        return _expand(self.path, Path(self.base), local=local, variables=variables) if "$" in self.path else self.path
 
 
-@dataclass
+@dataclass(frozen=True)
 class TaskSpec:
     name: str
     type: str
@@ -158,12 +145,14 @@ class TaskSpec:
         return list(self.languages)
 
 
-def _expand(path: str, base: Path, local: bool) -> str:
+def _expand(path: str, base: Path, local: bool, variables: dict[str, str] | None = None) -> str:
     """Folders are relative to the spec file; a hub id stays as written unless such a folder exists."""
-    if "${MAEB_LITE_DIR}" in path and not os.environ.get("MAEB_LITE_DIR"):
-        from .lite import default_dir
+    if variables is None:
+        from .context import default_context
 
-        path = path.replace("${MAEB_LITE_DIR}", str(default_dir()))
+        variables = default_context().variables()
+    for name, value in variables.items():
+        path = path.replace("${" + name + "}", value)
     expanded = os.path.expandvars(os.path.expanduser(path))
     if "$" in expanded:
         raise SpecError(f"data.path {path!r}: environment variable is not set")
@@ -173,14 +162,14 @@ def _expand(path: str, base: Path, local: bool) -> str:
     return expanded
 
 
-def parse_spec(raw: dict, where: str, base: Path | None = None) -> TaskSpec:
+def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str = "") -> TaskSpec:
     from . import tasktypes  # the types register their protocol parameters
 
     check_keys(where, raw, TOP_FIELDS)
     for required in ("name", "type", "data"):
         if required not in raw:
             raise SpecError(f"{where}: missing required field {required!r}")
-    kind = _FROM_MTEB.get(raw["type"], raw["type"])
+    kind = from_mteb(raw["type"])
     known_types = set(TYPES) | set(GENERATIVE_TYPES)
     if kind not in known_types:
         check_keys(f"{where}: type", {kind: None}, known_types)
@@ -205,23 +194,28 @@ def parse_spec(raw: dict, where: str, base: Path | None = None) -> TaskSpec:
     data = DataSpec(**data_raw)
     if data.layout not in ("table", "retrieval"):
         raise SpecError(f"{where}: data.layout must be 'table' or 'retrieval', got {data.layout!r}")
+    from .derive import implied_protocol
+    from .derive import validate as validate_derive
+    from .transforms import validate as validate_transforms
+
     fields = {k: v for k, v in raw.items() if k not in ("data", "type")}
+    module = tasktypes.get(kind)
+    # everything is decided before the spec exists: a parsed spec is never changed (catalog specs are shared)
+    raw_protocol = {**implied_protocol(fields.get("derive") or {}), **dict(fields.pop("protocol", {}) or {})}
+    fields["protocol"] = module.params(raw_protocol, f"{where}: [protocol]")
+    fields["main_score"] = fields.get("main_score") or module.MAIN_SCORE
+    if source_file:
+        fields["source_file"] = source_file
     spec = TaskSpec(type=kind, data=data, **fields)
     for domain in spec.domains:
         if domain not in DOMAINS:
             check_keys(f"{where}: domains", {domain: None}, DOMAINS)
     if spec.category is not None and spec.category not in CATEGORIES:
         check_keys(f"{where}: category", {spec.category: None}, CATEGORIES)
-    spec.protocol = tasktypes.get(kind).params(spec.protocol, f"{where}: [protocol]")
-    module = tasktypes.get(kind)
-    spec.main_score = spec.main_score or module.MAIN_SCORE
     if callable(getattr(module, "metrics", None)) and spec.main_score not in module.metrics(spec):
         close = closest(spec.main_score, list(module.metrics(spec)))
         hint = f"; did you mean {', '.join(close)}?" if close else f"; one of {', '.join(module.metrics(spec)[:12])}, ..."
         raise SpecError(f"{where}: main_score {spec.main_score!r} is not a metric of {kind}{hint}")
-    from .derive import validate as validate_derive
-    from .transforms import validate as validate_transforms
-
     validate_transforms(spec.transforms, where)
     validate_derive(spec, where)
     return spec
@@ -237,6 +231,4 @@ def load_spec(path: str | Path) -> TaskSpec:
         raw = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise SpecError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from exc
-    spec = parse_spec(raw, str(path), base=path.parent)
-    spec.source_file = str(path)
-    return spec
+    return parse_spec(raw, str(path), base=path.parent, source_file=str(path))

@@ -35,13 +35,15 @@ def snapshot_patterns(split: str) -> list[str]:
     return [f"{split}[_.-]*", f"*/{split}[_.-]*"]
 
 
-def _unpacked(shard: Path) -> Path:
+def _unpacked(shard: Path, cache_dir: Path | None = None) -> Path:
     """The shard's members on disk, unpacked once (atomically: a half-unpacked shard is redone)."""
-    from .cache import default_cache_dir
+    if cache_dir is None:
+        from .cache import default_cache_dir
 
+        cache_dir = default_cache_dir()
     stat = shard.stat()
     digest = hashlib.sha256(f"{shard.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:20]
-    target = default_cache_dir() / "webdataset" / digest
+    target = Path(cache_dir) / "webdataset" / digest
     if target.is_dir():
         return target
     partial = target.with_name(target.name + f".partial-{os.getpid()}")
@@ -60,7 +62,7 @@ def _unpacked(shard: Path) -> Path:
     return target
 
 
-def load_webdataset(root: str | Path, split: str, where: str = "") -> Table:
+def load_webdataset(root: str | Path, split: str, where: str = "", cache_dir: Path | None = None) -> Table:
     root = Path(root)
     shards = shard_paths(root, split)
     if not shards:
@@ -69,7 +71,7 @@ def load_webdataset(root: str | Path, split: str, where: str = "") -> Table:
         )
     rows: dict[str, dict] = {}
     for shard in shards:
-        folder = _unpacked(shard)
+        folder = _unpacked(shard, cache_dir)
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             match = KEY.match(path.relative_to(folder).as_posix())
             if not match:

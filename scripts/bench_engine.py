@@ -15,6 +15,7 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,7 @@ def encoder_rate(model: str, refs, cache_root: Path) -> dict:
 
 def repeat_ratio(data: Path, cache_root: Path, out_root: Path) -> dict:
     spec = load_spec(ROOT / "examples" / "fsdd_digits.toml")
-    spec.data.path = str(data / "fsdd")
+    spec = replace(spec, data=replace(spec.data, path=str(data / "fsdd")))
     meta = find_model("whisper-tiny.en-fast")
     cfg = RunConfig(output_dir=out_root, cache_dir=cache_root / "repeat", show_progress=False, overwrite=True)
     first = run(meta, [spec], cfg, log=lambda m: None).wall_seconds

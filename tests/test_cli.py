@@ -152,3 +152,32 @@ def test_killed_run_resumes_without_redoing_work(tmp_path, tone_folder):
     assert "First: already done" in again.stderr
     # the test clips were embedded for First; the second task (all 36 clips) reuses those 9
     assert "27 clips embedded, 9 from cache" in again.stderr
+
+
+def test_mteb_style_flags(tmp_path, tone_folder, capsys):
+    """-m, -t, --output-folder, --model-revision, --task-types, -b and --verbose, as mteb's users type them."""
+    model = write_model(tmp_path)
+    clusters = write_task(tmp_path, tone_folder, "ToneClusters")
+    classes = write_task(tmp_path, tone_folder, "ToneClasses", "classification")
+    args = ["run", "-m", str(model), "-t", str(clusters), str(classes), "--output-folder", str(tmp_path / "out")]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--task-types", "AudioClustering", "--quiet", "--verbose"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "embedding cache" in err and "ToneClusters: loaded default/test" in err  # --verbose's notices
+    assert sorted(p.name for p in (tmp_path / "out" / "test__spectral" / "r1").iterdir()) == [
+        "ToneClusters.json",
+        "model_meta.json",
+    ]
+    assert main(args[:-2] + ["--model-revision", "r2", "--quiet"]) == 0
+    assert (tmp_path / "out" / "test__spectral" / "r2" / "ToneClusters.json").exists()
+    assert main(["run", "-m", "mfcc", "-b", "MAEB", "--task-types", "clustering", "--dry-run"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines()[1:] if not line.startswith("total")]
+    assert rows and all("AudioClustering" in line for line in rows)
+
+
+def test_named_task_the_model_cannot_run_is_one_error(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", "-m", "mfcc", "-t", "CREMADPairClassification", "ESC50_Zeroshot", "--output-folder", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["maeb: error: model 'maeb/mfcc-stats' (audio) cannot run ESC50_Zeroshot (needs text)"]
+    assert not out.exists()

@@ -18,6 +18,7 @@ from .conftest import FREQS, make_embedder
 
 transformers = pytest.importorskip("transformers")
 
+
 # the checkpoints are maeb.tiny's (the same builders `maeb check-model --tiny` uses)
 def save_whisper(path):
     tiny.whisper(path)

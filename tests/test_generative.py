@@ -26,7 +26,7 @@ from maeb.cli import main
 from maeb.encoders import ModelMeta, load_encoder
 from maeb.judge import ChatError, Endpoint, Judge, chat
 from maeb.mock import ToneDescriber, tone
-from maeb.tasktypes import captioning, judged_qa, mmac, multiple_choice, qa
+from maeb.tasktypes import captioning, judged_qa, make_params, mmac, multiple_choice, qa
 
 from .conftest import SHARED_DATA, make_embedder, needs_shared
 
@@ -244,7 +244,7 @@ def test_answer_parsing_mode_is_a_labelled_protocol_parameter():
         spec = SimpleNamespace(
             name="t",
             data=SimpleNamespace(audio_column="audio"),
-            protocol={**multiple_choice.PARAMS, "answer_parsing": mode},
+            protocol={**make_params(multiple_choice.PARAMS, {}, "test"), "answer_parsing": mode},
         )
         return multiple_choice.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: replies[k]), spec, None)
 
@@ -264,7 +264,7 @@ def test_mmac_category_outside_the_six_is_an_error(tmp_path):
 
     targets = [{"dimension": "pitch", "category": "sound", "label": "low"}]
     table = Table({"audio": ["c0"], "id": ["c0"], "targets": [targets]})
-    spec = SimpleNamespace(name="t", data=SimpleNamespace(audio_column="audio"), protocol=dict(mmac.PARAMS))
+    spec = SimpleNamespace(name="t", data=SimpleNamespace(audio_column="audio"), protocol=make_params(mmac.PARAMS, {}, "test"))
     emb = ScriptedModel(lambda k, p: "a low tone")
     emb.judge, emb.context = object(), "t [test]"
     with pytest.raises(DataError, match="clip c0: target 'pitch' has category 'sound'; MMAC's categories are content"):
@@ -620,7 +620,7 @@ def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
     spec = SimpleNamespace(
         name="t",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
-        protocol={**captioning.PARAMS, "metrics": ["bleu"]},
+        protocol={**make_params(captioning.PARAMS, {}, "test"), "metrics": ["bleu"]},
     )
     ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", MusicFails(None), spec, None)
     assert ours["empty_groups"] == ["mixed_speech", "pure_music", "mixed_music", "mixed_sound"]
@@ -638,7 +638,7 @@ def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
     qa_keys = sorted(by_category["direct_perception"])[:3] + sorted(by_category["application_context"])[:3]
     answers = {k: qa_refs[k]["answer"] for k in qa_keys}
     questions = {qa_refs[k]["question"]: k for k in qa_keys}
-    spec.protocol = {**qa.PARAMS, "metrics": ["bleu"], "question_column": "json"}
+    spec.protocol = {**make_params(qa.PARAMS, {}, "test"), "metrics": ["bleu"], "question_column": "json"}
     table = Table({"audio": qa_keys, "__key__": qa_keys, "json": [{"question": qa_refs[k]["question"]} for k in qa_keys]})
     ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None)
     assert ours["empty_groups"] == [c for c in qa.CATEGORIES if c not in ("direct_perception", "application_context")]
@@ -803,7 +803,7 @@ def test_caption_metrics_equal_mecat(mecat_offline):
     spec = SimpleNamespace(
         name="t",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
-        protocol={**captioning.PARAMS, "metrics": ["bleu", "fense", "date"]},
+        protocol={**make_params(captioning.PARAMS, {}, "test"), "metrics": ["bleu", "fense", "date"]},
     )
     ours = captioning.evaluate(
         {"test": Table({"audio": keys, "__key__": keys})},
@@ -840,7 +840,7 @@ def test_qa_metrics_equal_mecat(mecat_offline):
     spec = SimpleNamespace(
         name="t",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
-        protocol={**qa.PARAMS, "metrics": ["bleu", "fense", "date"], "question_column": "json"},
+        protocol={**make_params(qa.PARAMS, {}, "test"), "metrics": ["bleu", "fense", "date"], "question_column": "json"},
     )
     table = Table({"audio": keys, "__key__": keys, "json": [{"question": refs[k]["question"]} for k in keys]})
     ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None)

@@ -4,6 +4,7 @@ for models trained as these were. Skipped when the data or the offline extra is 
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,7 @@ def score(model: str, spec, cache_dir) -> float:
 def example(name: str):
     """A shipped example spec, its data read from wherever the shared folder is."""
     spec = load_spec(EXAMPLES / name)
-    spec.data.path = str(SHARED_DATA / Path(spec.data.path).name)
-    return spec
+    return replace(spec, data=replace(spec.data, path=str(SHARED_DATA / Path(spec.data.path).name)))
 
 
 def fsdd(kind: str, label: str, takes: list[int], **extra):

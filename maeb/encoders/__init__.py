@@ -20,7 +20,7 @@ from ..errors import ModelError
 class AudioEncoder(Protocol):
     sample_rate: int
     max_seconds: float | None
-    min_samples: int
+    min_samples: int  # optional (default 0): shorter clips are zero-padded to it
     batching: str  # "padded" | "same_length" | "single", see maeb.audio.plan_batches
 
     def embed_audio(self, clips: list[np.ndarray]) -> np.ndarray: ...
@@ -31,6 +31,30 @@ class AudioEncoder(Protocol):
 @runtime_checkable
 class TextEncoder(Protocol):
     def embed_text(self, texts: list[str]) -> np.ndarray: ...
+
+    def config(self) -> dict: ...
+
+
+@runtime_checkable
+class TextGenerator(Protocol):
+    """An audio language model: one text per (clip, prompt)."""
+
+    sample_rate: int
+    max_seconds: float | None
+    batching: str
+
+    def generate(self, clips: list[np.ndarray], prompts: list[str], settings: dict) -> list[str]: ...
+
+    def config(self) -> dict: ...
+
+
+# The one registry of model sides: the method that declares a side, its protocol, and the
+# members the engine relies on (checked when a model loads, by check_encoder)
+SIDES: dict[str, tuple[type, tuple[str, ...]]] = {
+    "embed_audio": (AudioEncoder, ("sample_rate", "max_seconds", "batching", "config")),
+    "embed_text": (TextEncoder, ("config",)),
+    "generate": (TextGenerator, ("sample_rate", "max_seconds", "batching", "config")),
+}
 
 
 # family name -> "module:factory"; a model entry may also name its own "package.module:factory"
@@ -332,20 +356,30 @@ def check_encoder(meta: ModelMeta, encoder) -> None:
     lacks one fails here with its name instead of deep inside a task."""
     from ..audio import BATCHING_MODES
 
-    if has_audio(encoder):
-        for member in ("sample_rate", "max_seconds", "batching"):
+    cls = type(encoder).__name__
+    sides = [method for method in SIDES if callable(getattr(encoder, method, None))]
+    if not sides:
+        raise ModelError(
+            f"model {meta.name!r}: {cls} implements none of the protocols "
+            + ", ".join(f"{proto.__name__} ({method})" for method, (proto, _) in SIDES.items())
+        )
+    for method in sides:
+        proto, members = SIDES[method]
+        for member in members:
             if not hasattr(encoder, member):
-                raise ModelError(f"model {meta.name!r}: its encoder {type(encoder).__name__} has embed_audio but no {member!r}")
+                raise ModelError(f"model {meta.name!r}: {cls} has {method}() ({proto.__name__}) but no {member!r}")
+    if not callable(encoder.config):
+        raise ModelError(f"model {meta.name!r}: {cls}.config must be a method returning what changes its outputs")
+    if "sample_rate" in {m for method in sides for m in SIDES[method][1]}:
         if encoder.batching not in BATCHING_MODES:
             raise ModelError(f"model {meta.name!r}: batching {encoder.batching!r} is not one of {', '.join(BATCHING_MODES)}")
-        if not isinstance(encoder.sample_rate, int) or encoder.sample_rate <= 0:
+        if not isinstance(encoder.sample_rate, int) or isinstance(encoder.sample_rate, bool) or encoder.sample_rate <= 0:
             raise ModelError(f"model {meta.name!r}: sample_rate must be a positive integer, got {encoder.sample_rate!r}")
         if encoder.max_seconds is not None and not encoder.max_seconds > 0:
             raise ModelError(f"model {meta.name!r}: max_seconds must be positive or None, got {encoder.max_seconds!r}")
-    if not (has_audio(encoder) or has_text(encoder) or has_generate(encoder)):
-        raise ModelError(f"model {meta.name!r}: {type(encoder).__name__} has none of embed_audio, embed_text, generate")
-    if not callable(getattr(encoder, "config", None)):
-        raise ModelError(f"model {meta.name!r}: {type(encoder).__name__} has no config() (what changes its outputs)")
+        min_samples = getattr(encoder, "min_samples", 0)
+        if not isinstance(min_samples, (int, np.integer)) or min_samples < 0:
+            raise ModelError(f"model {meta.name!r}: min_samples must be a non-negative integer, got {min_samples!r}")
 
 
 def length_policy(encoder) -> LengthPolicy:

@@ -7,13 +7,15 @@ import subprocess
 from pathlib import Path
 
 
-def default_dir() -> Path:
-    """Where MAEB-lite lives: $MAEB_LITE_DIR, else the cache folder."""
+def default_dir(cache_dir: Path | None = None) -> Path:
+    """Where MAEB-lite lives: $MAEB_LITE_DIR (the user's choice), else under the cache folder."""
     if os.environ.get("MAEB_LITE_DIR"):
         return Path(os.environ["MAEB_LITE_DIR"])
-    from ..cache import default_cache_dir
+    if cache_dir is None:
+        from ..cache import default_cache_dir
 
-    return default_cache_dir() / "maeb-lite"
+        cache_dir = default_cache_dir()
+    return Path(cache_dir) / "maeb-lite"
 
 
 def run_tool(cmd: list[str], what: str) -> None:

@@ -28,14 +28,18 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def evaluate(models: list[str], output_dir: Path, cache_dir: Path, show_progress: bool) -> dict[str, float]:
+def evaluate(
+    models: list[str], output_dir: Path, cache_dir: Path, show_progress: bool, lite_dir: Path | None = None
+) -> dict[str, float]:
     specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
     seconds = {}
     for name in models:
         meta = catalog.find_model(name)
         started = time.perf_counter()
         _log(f"== {meta.name}")
-        cfg = RunConfig(output_dir=output_dir, cache_dir=cache_dir, show_progress=show_progress, strict_modalities=False)
+        cfg = RunConfig(
+            output_dir=output_dir, cache_dir=cache_dir, show_progress=show_progress, strict_modalities=False, lite_dir=lite_dir
+        )
         run(meta, specs, cfg, log=_log)
         seconds[meta.name] = round(time.perf_counter() - started, 1)
     return seconds
@@ -70,21 +74,12 @@ def main(
     reference: Path | None = None,
     tolerance: float = 1e-6,
 ) -> int:
-    import os
-
     started = time.perf_counter()
-    folder = Path(folder or default_dir())
-    previous = os.environ.get("MAEB_LITE_DIR")
-    os.environ["MAEB_LITE_DIR"] = str(folder)
-    try:
-        return _main(
-            folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started
-        )
-    finally:
-        if previous is None:
-            os.environ.pop("MAEB_LITE_DIR", None)
-        else:
-            os.environ["MAEB_LITE_DIR"] = previous
+    cache_dir = Path(cache_dir or default_cache_dir())
+    folder = Path(folder or default_dir(cache_dir))
+    return _main(
+        folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started
+    )
 
 
 def _main(
@@ -99,7 +94,7 @@ def _main(
 
         raise MaebError(f"--output-dir {output_dir} is the reference run; write the run elsewhere (default runs/maeb-lite)")
     t_build = time.perf_counter() - started
-    seconds = evaluate(models or MODELS, Path(output_dir), Path(cache_dir or default_cache_dir()), show_progress)
+    seconds = evaluate(models or MODELS, Path(output_dir), cache_dir, show_progress, lite_dir=folder)
     text = leaderboard(Path(output_dir))
     print(text)
     total = time.perf_counter() - started

@@ -1,9 +1,12 @@
-"""Task types: one module each, a plain `evaluate` function plus its protocol defaults.
+"""Task types: one module each, a plain `evaluate` function plus its protocol parameters.
 
-Every module defines NAME, MAIN_SCORE, PARAMS (protocol defaults, documented where they live),
-`splits(spec)` (which splits to load), `needs(spec)` (which sides of the model: audio, text,
-generate) and `evaluate(data, split, emb, spec, state) -> scores` for one subset and split.
-Generative types (captioning, QA, generation) plug in the same way and ask `emb` for text."""
+The registry below is the one list of task types: spec parsing, derivation, planning, the catalog
+import and the spec reference all read it. A module declares the interface INTERFACE names (its
+NAME, MAIN_SCORE, PARAMS of `Param`s with defaults and meanings, `splits(spec)`: which splits to
+load, `needs(spec)`: which sides of the model (audio, text, generate, judge), `evaluate(data,
+split, emb, spec, state)`: one subset and split) and may add `metrics(spec)` (the metric names a
+main score may take), `planned_clips(spec, split, stats)` (what a dry run counts), SCORE_SCALE.
+`evaluate` returns an `Evaluation` (metrics, info, side files) or a plain dict of metrics."""
 
 from __future__ import annotations
 
@@ -16,29 +19,75 @@ import numpy as np
 
 from ..errors import DataError, SpecError, check_keys
 
-MODULES = {
-    "classification": "maeb.tasktypes.classification",
-    "multilabel": "maeb.tasktypes.multilabel",
-    "zeroshot": "maeb.tasktypes.zeroshot",
-    "clustering": "maeb.tasktypes.clustering",
-    "pair_classification": "maeb.tasktypes.pair",
-    "retrieval": "maeb.tasktypes.retrieval",
-    "reranking": "maeb.tasktypes.reranking",
-    "captioning": "maeb.tasktypes.captioning",
-    "qa": "maeb.tasktypes.qa",
-    "judged_qa": "maeb.tasktypes.judged_qa",
-    "multiple_choice": "maeb.tasktypes.multiple_choice",
-    "mmac": "maeb.tasktypes.mmac",
+
+@dataclass(frozen=True)
+class Registered:
+    module: str
+    mteb_type: str  # the type name mteb and result files use (maeb's own for generative types)
+    generative: bool = False
+
+
+REGISTRY: dict[str, Registered] = {
+    "classification": Registered("maeb.tasktypes.classification", "AudioClassification"),
+    "multilabel": Registered("maeb.tasktypes.multilabel", "AudioMultilabelClassification"),
+    "zeroshot": Registered("maeb.tasktypes.zeroshot", "AudioZeroshotClassification"),
+    "clustering": Registered("maeb.tasktypes.clustering", "AudioClustering"),
+    "pair_classification": Registered("maeb.tasktypes.pair", "AudioPairClassification"),
+    "retrieval": Registered("maeb.tasktypes.retrieval", "Any2AnyRetrieval"),
+    "reranking": Registered("maeb.tasktypes.reranking", "AudioReranking"),
+    "captioning": Registered("maeb.tasktypes.captioning", "AudioCaptioning", generative=True),
+    "qa": Registered("maeb.tasktypes.qa", "AudioQuestionAnswering", generative=True),
+    "judged_qa": Registered("maeb.tasktypes.judged_qa", "AudioJudgedQuestionAnswering", generative=True),
+    "multiple_choice": Registered("maeb.tasktypes.multiple_choice", "AudioMultipleChoice", generative=True),
+    "mmac": Registered("maeb.tasktypes.mmac", "AudioCaptionJudging", generative=True),
 }
+MODULES = {name: entry.module for name, entry in REGISTRY.items()}  # name -> module path
+INTERFACE = ("NAME", "MAIN_SCORE", "PARAMS", "splits", "needs", "evaluate")
+
+
+def mteb_types(generative: bool | None = None) -> dict[str, str]:
+    """maeb type name -> mteb type name (generative=None: every type)."""
+    return {k: v.mteb_type for k, v in REGISTRY.items() if generative is None or v.generative == generative}
+
+
+def from_mteb(name: str) -> str:
+    """A maeb type name from either name."""
+    return {v.mteb_type: k for k, v in REGISTRY.items()}.get(name, name)
 
 
 def get(kind: str):
-    if kind not in MODULES:
-        raise SpecError(f"unknown task type {kind!r}; known: {', '.join(MODULES)}")
-    module = importlib.import_module(MODULES[kind])
-    if not hasattr(module, "params"):
-        module.params = lambda raw, where, m=module: make_params(m.PARAMS, raw, where)
+    """The task type's module, checked against the declared interface when first loaded."""
+    if kind not in REGISTRY:
+        raise SpecError(f"unknown task type {kind!r}; known: {', '.join(REGISTRY)}")
+    module = importlib.import_module(REGISTRY[kind].module)
+    if not getattr(module, "_maeb_checked", False):
+        missing = [m for m in INTERFACE if not hasattr(module, m)]
+        if missing:
+            raise SpecError(f"task type {kind!r} ({module.__name__}) lacks {', '.join(missing)}")
+        if module.NAME != kind:
+            raise SpecError(f"task type {kind!r}: its module declares NAME = {module.NAME!r}")
+        if not hasattr(module, "params"):
+            module.params = lambda raw, where, m=module: make_params(m.PARAMS, raw, where)
+        module._maeb_checked = True
     return module
+
+
+@dataclass
+class Evaluation:
+    """What evaluating one subset and split gives: the metrics (mteb's names), what else the
+    result should record about it, and files to write beside the result (name -> text)."""
+
+    metrics: dict
+    info: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)
+
+
+def as_evaluation(value) -> Evaluation:
+    """A type's return value as an Evaluation (older types return a dict, side files under "_files")."""
+    if isinstance(value, Evaluation):
+        return value
+    metrics = dict(value)
+    return Evaluation(metrics=metrics, files=metrics.pop("_files", None) or {})
 
 
 @dataclass(frozen=True)

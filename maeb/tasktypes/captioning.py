@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from ..errors import DataError
 from ..textmetrics import DATE_DELTA
+from . import Param
 from .generative import (
     MECAT_MIXED,
     MECAT_SCORING,
     MECAT_SUBSETS,
+    cache_dir_of,
     csv_file,
     generation_settings,
     mecat_reference_dir,
@@ -47,8 +49,8 @@ GROUPS = {  # MECAT's evaluation groups: subtask and subsets
     "environment": ("environment", MECAT_SUBSETS),
 }
 PARAMS = {
-    "prompts": PROMPTS,
-    "single_prompt": None,  # one prompt for every subtask (models that follow no instructions)
+    "prompts": Param(PROMPTS, "prompt per subtask (long, short, speech, music, sound, environment); MECAT's by default"),
+    "single_prompt": Param(None, "one prompt for every subtask instead of prompts (models that follow no instructions)"),
     **MECAT_SCORING,
 }
 
@@ -94,7 +96,8 @@ def evaluate(data, split, emb, spec, state) -> dict:
         for j, q in enumerate(asked)
     }
     predictions = {sub: by_prompt[prompt_of[sub]] for sub in subtasks}
-    scorer = sentence_metrics(p["sentence_model"], p["error_checker"]) if {"fense", "date"} & set(p["metrics"]) else None
+    wanted = {"fense", "date"} & set(p["metrics"])
+    scorer = sentence_metrics(p["sentence_model"], p["error_checker"], cache_dir=cache_dir_of(emb)) if wanted else None
     out: dict = {"n_clips": len(keys), "clips_without_reference": len(table) - len(rows)}
     per_metric: dict[str, dict[str, float]] = {}
     empty: list[str] = []

@@ -35,6 +35,15 @@ def metrics(spec) -> tuple[str, ...]:
     return ("accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted", "ap", "ap_weighted")
 
 
+def planned_clips(spec, split: str, stats: dict) -> tuple[int, float]:
+    """(clips, hours) a run embeds of a split: of a separate train split only the few-shot draws."""
+    n, h = stats.get("clips", 0), stats.get("hours", 0.0)
+    if split == spec.data.train_split and split not in spec.data.eval_splits and stats.get("classes"):
+        drawn = min(n, stats["classes"] * spec.protocol["samples_per_label"] * spec.protocol["n_experiments"])
+        return drawn, (h * drawn / n if n else 0.0)
+    return n, h
+
+
 def splits(spec) -> list[str]:
     extra = [] if spec.protocol["cross_validation"] else [spec.data.train_split]
     return list(dict.fromkeys(spec.data.eval_splits + extra))

@@ -1,9 +1,13 @@
 """Clustering (mteb AudioClustering), main score V-measure.
 
 MiniBatchKMeans(k = number of labels, batch_size 512, k-means++, n_init 1, random_state seed), fit
-`n_clusters` times, each on `max_documents_per_cluster` indices drawn with replacement by the
+`n_bootstrap` times, each on `max_documents_per_cluster` indices drawn with replacement by the
 task-wide random.Random(seed). MAEB embeds every clip (max_fraction_of_documents_to_embed = None);
-list-valued labels are hierarchical levels, each scored on its own."""
+list-valued labels are hierarchical levels, each scored on its own.
+
+`n_bootstrap` is what mteb calls `n_clusters` (it counts fits, not clusters). Specs may use either
+name; the parsed protocol and result files keep mteb's `n_clusters`, so result identities and files
+are those of runs before the rename."""
 
 from __future__ import annotations
 
@@ -13,13 +17,13 @@ import numpy as np
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.cluster import adjusted_mutual_info_score, v_measure_score
 
-from ..errors import DataError
-from . import Param, keep_valid
+from ..errors import DataError, SpecError
+from . import Param, keep_valid, make_params
 
 NAME = "clustering"
 MAIN_SCORE = "v_measure"
 PARAMS = {
-    "n_clusters": Param(10, "k-means fits averaged (mteb's name; it counts bootstrap fits, not clusters)", min=1),
+    "n_bootstrap": Param(10, "k-means fits averaged, each on its own bootstrap draw of the clips", min=1),
     "max_documents_per_cluster": Param(16384, "indices drawn with replacement for each fit", min=1),
     "kmeans_batch_size": Param(512, "MiniBatchKMeans batch size", min=1),
     "max_fraction_of_documents_to_embed": Param(
@@ -29,6 +33,25 @@ PARAMS = {
     "max_depth": Param(None, "hierarchical labels: score this many levels", kind=int, min=1),
     "seed": Param(42, "seed of the draws and of k-means", min=0, max=2**32 - 1),
 }
+
+
+ALIASES = {"n_clusters": "n_bootstrap"}  # old name (mteb's) -> name; specs may use either
+RECORDED = {"n_bootstrap": "n_clusters"}  # the name spec.protocol and result files keep
+
+
+def params(raw: dict, where: str) -> dict:
+    """A spec's [protocol] merged over PARAMS, with the old names accepted (giving a parameter
+    under both names is an error naming both). The merged protocol keeps mteb's key n_clusters,
+    which result identities and files record."""
+    raw = dict(raw)
+    for old, new in ALIASES.items():
+        if old in raw and new in raw:
+            raise SpecError(f"{where}: {new} and {old} are the same parameter ({old} is its old name); give only {new}")
+        if old in raw:
+            value = raw.pop(old)
+            raw[new] = PARAMS[new].check(old, value, where)  # errors name the field as written
+    merged = make_params(PARAMS, raw, where)
+    return {RECORDED.get(k, k): v for k, v in merged.items()}
 
 
 def metrics(spec) -> tuple[str, ...]:
@@ -63,7 +86,7 @@ def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
             n_init=1,
             random_state=p["seed"],
         )
-        for _ in range(p["n_clusters"]):
+        for _ in range(p["n_clusters"]):  # n_bootstrap, recorded under mteb's name
             idx = rng.choices(range(len(xl)), k=p["max_documents_per_cluster"])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

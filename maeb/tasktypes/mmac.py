@@ -24,7 +24,8 @@ import json
 import re
 
 from ..errors import DataError
-from .generative import csv_file, generation_settings, require_judge
+from . import Param
+from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
 NAME = "mmac"
 MAIN_SCORE = "accuracy"
@@ -39,13 +40,13 @@ JUDGE_PROMPT = (
 CATEGORIES = ["content", "background", "persona", "paralinguistic", "dynamic", "implication"]  # MMAC's paper
 SCALE_RULES = {"binary": "1 if it agrees, 0 if it does not.", "graded": "a number from 0 (contradicts) to 1 (fully agrees)."}
 PARAMS = {
-    "prompt": "Describe this audio in detail.",
-    "generation": {"max_new_tokens": 512},
-    "judge_prompt": JUDGE_PROMPT,
-    "prompt_version": "maeb-mmac-v1",
-    "categories": CATEGORIES,  # [] accepts any category (local data of one's own)
-    "targets_column": "targets",
-    "key_column": "id",
+    "prompt": Param("Describe this audio in detail.", "the one caption prompt sent with every clip"),
+    "generation": Param({"max_new_tokens": 512}, GENERATION_DOC),
+    "judge_prompt": Param(JUDGE_PROMPT, "judge prompt with {caption}, {dimension}, {label}, {scale_rule} (maeb's own)"),
+    "prompt_version": Param("maeb-mmac-v1", "name of the judge prompt, recorded in every result"),
+    "categories": Param(CATEGORIES, "categories a target may name (MMAC's six); [] accepts any (local data of one's own)"),
+    "targets_column": Param("targets", "column holding each clip's list of target dimensions"),
+    "key_column": Param("id", "column naming each clip in errors and caption files (absent: the row number)"),
 }
 
 

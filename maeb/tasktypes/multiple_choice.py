@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from ..errors import SpecError
-from .generative import csv_file, generation_settings
+from . import Param
+from .generative import GENERATION_DOC, csv_file, generation_settings
 
 NAME = "multiple_choice"
 MAIN_SCORE = "accuracy"
@@ -52,18 +53,21 @@ MUSIC = [
     "Music_AQA",
     "Music_Mood_Recognition",
 ]
-PARAMS = {
-    "prompt_template": PROMPT,
-    "generation": {"max_new_tokens": 32},
-    "choice_columns": ["choice_a", "choice_b", "choice_c", "choice_d"],
-    "question_column": "question",
-    "answer_column": "answer_gt",
-    "task_column": "task_name",
-    "key_column": "uniq_id",
-    "categories": {**dict.fromkeys(SPEECH, "speech"), **dict.fromkeys(SOUND, "sound"), **dict.fromkeys(MUSIC, "music")},
-    "answer_parsing": "whole-option",  # or "air-bench" (the official scorer's rule)
-}
 PARSERS = ("whole-option", "air-bench")
+PARAMS = {
+    "prompt_template": Param(PROMPT, "prompt with {question} and each choice column's value (AIR-Bench's prompt)"),
+    "generation": Param({"max_new_tokens": 32}, GENERATION_DOC),
+    "choice_columns": Param(["choice_a", "choice_b", "choice_c", "choice_d"], "columns of the options, lettered A-D in order"),
+    "question_column": Param("question", "column holding the question"),
+    "answer_column": Param("answer_gt", "column holding the right option's text"),
+    "task_column": Param("task_name", "column holding the item's task (accuracy is pooled per task)"),
+    "key_column": Param("uniq_id", "column naming each item in prediction files (absent: the row number)"),
+    "categories": Param(
+        {**dict.fromkeys(SPEECH, "speech"), **dict.fromkeys(SOUND, "sound"), **dict.fromkeys(MUSIC, "music")},
+        "task name -> category (speech, sound, music; others: other), averaged equally",
+    ),
+    "answer_parsing": Param("whole-option", "how replies are read: " + " or ".join(PARSERS) + " (see the module docstring)"),
+}
 
 
 def splits(spec) -> list[str]:

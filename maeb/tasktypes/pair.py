@@ -9,13 +9,17 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import average_precision_score
 
+from ..data import binary_labels
 from ..errors import DataError
 from ..similarity import paired_similarity
-from . import keep_valid
+from . import Param, keep_valid
 
 NAME = "pair_classification"
 MAIN_SCORE = "max_ap"
-PARAMS = {"audio1_column": "audio1", "audio2_column": "audio2"}
+PARAMS = {
+    "audio1_column": Param("audio1", "the column of each pair's first clip"),
+    "audio2_column": Param("audio2", "the column of each pair's second clip"),
+}
 
 
 def metrics(spec) -> tuple[str, ...]:
@@ -101,12 +105,3 @@ def evaluate(data, split, emb, spec, state) -> dict:
     if len(set(y.tolist())) < 2:
         raise DataError(f"{spec.name}: every usable pair has label {int(y[0])}; average precision needs both 0 and 1")
     return pair_metrics(e1, e2, y, emb.similarity)
-
-
-def binary_labels(values: list, where: str) -> np.ndarray:
-    """Pair labels as 0/1 integers; anything else (2, "same", blank) is an error naming it."""
-    allowed = {0: 0, 1: 1, "0": 0, "1": 1}  # True/False and 0.0/1.0 hash as 1/0
-    bad = [v for v in values if not (isinstance(v, (int, float, str)) and v in allowed)]
-    if bad:
-        raise DataError(f"{where}: pair labels must be 0 or 1; found {sorted({repr(v) for v in bad})[:5]}")
-    return np.array([allowed[v] for v in values], dtype=np.int64)

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from ..errors import DataError
 from ..textmetrics import DATE_DELTA
+from . import Param
 from .generative import (
     MECAT_SCORING,
+    cache_dir_of,
     csv_file,
     generation_settings,
     mecat_reference_dir,
@@ -35,13 +37,15 @@ CATEGORIES = [
     "application_context",
 ]
 PARAMS = {
-    "prompt_template": "{question}",
+    "prompt_template": Param("{question}", "prompt sent with each clip; {question} is the item's question"),
     **MECAT_SCORING,
-    "question_column": None,  # None: the question comes with the reference
-    "question": None,  # one question for every clip, when the data has none
-    "answer_column": None,  # set: references from this column instead of MECAT's files
-    "category_column": None,
-    "categories": CATEGORIES,
+    "question_column": Param(
+        None, "column holding the question (text, or a record with a question field); unset: the reference's"
+    ),
+    "question": Param(None, "one question for every clip, when the data has none"),
+    "answer_column": Param(None, "column of reference answers (set: references from the data, not MECAT's files)"),
+    "category_column": Param(None, "with answer_column: column of each item's category (unset: one category, all)"),
+    "categories": Param(CATEGORIES, "categories scored and averaged into score_qa (MECAT's six; with answer_column: the data's)"),
 }
 
 
@@ -97,7 +101,8 @@ def evaluate(data, split, emb, spec, state) -> dict:
     settings = generation_settings(p)
     texts, ok = emb.generate([table[audio][i] for i in rows], prompts, settings)
     answers = {k: t for k, t, good in zip(keys, texts, ok) if good}
-    scorer = sentence_metrics(p["sentence_model"], p["error_checker"]) if {"fense", "date"} & set(p["metrics"]) else None
+    wanted = {"fense", "date"} & set(p["metrics"])
+    scorer = sentence_metrics(p["sentence_model"], p["error_checker"], cache_dir=cache_dir_of(emb)) if wanted else None
     categories = p["categories"] if not p["answer_column"] else sorted({refs[k]["category"] for k in keys})
     out: dict = {"n_questions": len(keys), "questions_without_reference": len(table) - len(rows)}
     per_metric: dict[str, list[float]] = {}

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..audio import AudioRef
+from ..data import RetrievalData
 from ..errors import DataError
 from ..similarity import similarity_matrix
 from . import Param
@@ -27,33 +27,6 @@ PARAMS = {
     "ignore_identical_ids": Param(False, "a document with the query's id is not a result (audio-to-audio on one pool)"),
     "skip_first_result": Param(False, "drop each query's best result (it is the query itself)"),
 }
-
-
-@dataclass
-class RetrievalData:
-    """Queries and documents as (id, AudioRef or text) lists: ids may repeat, as in some of mteb's
-    datasets (FLEURS reuses a sentence id for each of its recordings), and mteb's handling of
-    repeated ids is reproduced in `search`."""
-
-    corpus: list[tuple[str, AudioRef | str]]
-    queries: list[tuple[str, AudioRef | str]]
-    qrels: dict[str, dict[str, int]]
-    candidates: dict[str, list[str]] | None = None  # reranking: the documents to order per query
-
-    @classmethod
-    def from_lists(cls, corpus, queries, qrels, candidates=None) -> RetrievalData:
-        return cls(list(corpus), list(queries), qrels, candidates)
-
-    @classmethod
-    def from_dicts(cls, corpus: dict, queries: dict, qrels, candidates=None) -> RetrievalData:
-        return cls(list(corpus.items()), list(queries.items()), qrels, candidates)
-
-    def __len__(self) -> int:
-        return len(self.queries)
-
-    @property
-    def has_repeated_ids(self) -> bool:
-        return len({i for i, _ in self.corpus}) < len(self.corpus) or len({i for i, _ in self.queries}) < len(self.queries)
 
 
 def metrics(spec) -> tuple[str, ...]:

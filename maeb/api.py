@@ -1,0 +1,166 @@
+"""maeb from Python: get models, tasks and benchmarks, and evaluate a model on them.
+
+    import maeb
+
+    model = maeb.get_model("facebook/wav2vec2-base")          # or an entry file, or your own encoder object
+    tasks = maeb.get_tasks("CREMA_D", "examples/fsdd_digits.toml")
+    results = maeb.evaluate(model, tasks, output_dir="results")  # files only when output_dir is given
+    for r in results:
+        print(r.task, r.main_score)
+
+`evaluate` takes what the command line takes, as keyword arguments, and returns one TaskResult per
+task (scores in mteb's shape, the main score, the maeb section); the command line is a thin layer
+over the same functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from . import catalog
+from .catalog import Benchmark
+from .encoders import ModelMeta, has_audio, has_text
+from .errors import MaebError
+from .runner import RunConfig, TaskResult, run
+from .spec import TaskSpec
+
+
+def get_model(name: str | Path) -> ModelMeta:
+    """A registered model by name or alias, or the entry in a .toml file."""
+    return catalog.find_model(str(name))
+
+
+def get_benchmark(name: str) -> Benchmark:
+    return catalog.find_benchmark(name)
+
+
+def get_tasks(*names: str | Path | TaskSpec | Benchmark, **filters) -> list[TaskSpec]:
+    """Tasks by name or spec file, TaskSpecs, or benchmarks (each expanded to its tasks), then
+    filtered by `types`, `languages` and `eval_splits` (see select_tasks)."""
+    return select_tasks(list(names), **filters)
+
+
+def select_tasks(
+    items: Iterable[str | Path | TaskSpec | Benchmark],
+    *,
+    types: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    eval_splits: Sequence[str] | None = None,
+) -> list[TaskSpec]:
+    specs: list[TaskSpec] = []
+    for item in items:
+        if isinstance(item, TaskSpec):
+            specs.append(item)
+        elif isinstance(item, Benchmark):
+            specs += catalog.benchmark_specs(item)
+        elif isinstance(item, (str, Path)):
+            text = str(item)
+            try:
+                specs.append(catalog.find_task(text))
+            except MaebError:
+                if text.endswith((".toml", ".json")):
+                    raise
+                try:  # a benchmark's name where a task was expected
+                    specs += catalog.benchmark_specs(catalog.find_benchmark(text))
+                except MaebError:
+                    catalog.find_task(text)  # the task's own error, with its suggestions
+        else:
+            raise MaebError(f"a task is a name, a spec file, a TaskSpec or a Benchmark, not {type(item).__name__}")
+    if types:
+        wanted = {t.lower() for t in types}
+        specs = [s for s in specs if s.type.lower() in wanted or s.mteb_type.lower() in wanted]
+    if languages:
+        specs = [s for s in (_in_languages(s, languages) for s in specs) if s is not None]
+    if eval_splits:
+        specs = [replace(s, data=replace(s.data, eval_splits=list(eval_splits))) for s in specs]
+    return list({s.name: s for s in specs}.values())
+
+
+def _speaks(codes: Iterable[str], wanted: Sequence[str]) -> bool:
+    """eng-Latn matches eng-Latn and eng."""
+    return any(code == w or code.split("-")[0] == w for code in codes for w in wanted)
+
+
+def _in_languages(spec: TaskSpec, wanted: Sequence[str]) -> TaskSpec | None:
+    if isinstance(spec.languages, dict):  # per subset: keep the subsets in those languages
+        subsets = [s for s in spec.data.subsets if _speaks(spec.languages.get(s, []), wanted)]
+        return replace(spec, data=replace(spec.data, subsets=subsets)) if subsets else None
+    return spec if _speaks(spec.languages, wanted) else None
+
+
+class _Instance:
+    """A ModelMeta for an encoder object a user built: named by its `name` (else its class), its
+    family the class's import path, its sides from what it implements."""
+
+    @staticmethod
+    def meta_of(encoder, name: str | None, revision: str | None) -> ModelMeta:
+        cls = type(encoder)
+        modalities = tuple(m for m, ok in (("audio", has_audio(encoder)), ("text", has_text(encoder))) if ok)
+        return ModelMeta(
+            name=name or getattr(encoder, "name", None) or f"local/{cls.__name__}",
+            family=f"{cls.__module__}:{cls.__qualname__}",
+            revision=str(revision or getattr(encoder, "revision", "local")),
+            modalities=modalities or ("audio",),
+            embed_dim=getattr(encoder, "embed_dim", None),
+        )
+
+
+def evaluate(
+    model: str | Path | ModelMeta | object,
+    tasks: str | Path | TaskSpec | Benchmark | Iterable[str | Path | TaskSpec | Benchmark],
+    *,
+    output_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    device: str = "cpu",
+    batch_size: int = 16,
+    workers: int | None = None,
+    protocol: str | None = None,
+    resampler: str | None = None,
+    options: dict | None = None,
+    overwrite: bool = False,
+    progress: bool | str = True,
+    on_bad_audio: str = "error",
+    on_leak: str = "warn",
+    strict: bool = True,
+    judge=None,
+    name: str | None = None,
+    revision: str | None = None,
+) -> list[TaskResult]:
+    """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
+
+    model: a registered name, an entry file, a ModelMeta, or an encoder object (sample_rate,
+    max_seconds, min_samples, batching, config(), embed_audio(); see the README's "Add a model"),
+    named by `name` and `revision` (default: its class). tasks: names, spec files, TaskSpecs, a
+    Benchmark, or a list of these. With output_dir, results are written in mteb's layout (and
+    tasks already done there are read, not rerun); without it nothing is written. The embedding
+    cache (cache_dir, default ~/.cache/maeb) serves every run. strict: a task the model has no side
+    for (text, generation) is an error; False skips it, as a benchmark run does."""
+    from .cache import default_cache_dir
+    from .protocols import DEFAULT_PROTOCOL
+
+    encoder = None
+    if isinstance(model, ModelMeta):
+        meta = model
+    elif isinstance(model, (str, Path)):
+        meta = get_model(model)
+    else:
+        encoder, meta = model, _Instance.meta_of(model, name, revision)
+    specs = select_tasks([tasks] if isinstance(tasks, (str, Path, TaskSpec, Benchmark)) else tasks)
+    cfg = RunConfig(
+        output_dir=Path(output_dir) if output_dir is not None else None,
+        cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir(),
+        device=device,
+        batch_size=batch_size,
+        workers=workers,
+        on_bad_audio=on_bad_audio,
+        on_leak=on_leak,
+        overwrite=overwrite,
+        show_progress=progress,
+        strict_modalities=strict,
+        options=dict(options or {}),
+        protocol=protocol or DEFAULT_PROTOCOL,
+        resampler=resampler,
+        judge=judge,
+    )
+    return run(meta, specs, cfg, encoder=encoder).results

@@ -1,0 +1,62 @@
+"""What a run hands every step explicitly: where caches live, the device, how to report progress
+and notices, the LLM judge, and where MAEB-lite's data is. Nothing travels through environment
+variables or attributes set from outside."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .progress import Progress
+
+LOGGER = logging.getLogger("maeb")
+
+
+class StderrHandler(logging.Handler):
+    """Notices as plain lines on whatever sys.stderr is when they are written (the command line
+    installs it; a library user configures logging as they like)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        import sys
+
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:
+            self.handleError(record)
+
+
+def log_to_stderr(level: int = logging.INFO) -> None:
+    if not any(isinstance(h, StderrHandler) for h in LOGGER.handlers):
+        LOGGER.addHandler(StderrHandler())
+    LOGGER.setLevel(level)
+    LOGGER.propagate = False
+
+
+@dataclass(frozen=True)
+class RunContext:
+    cache_dir: Path
+    device: str = "cpu"
+    progress: Progress = field(default_factory=lambda: Progress("off"))
+    logger: logging.Logger = LOGGER
+    judge: object | None = None  # a maeb.judge.Judge for judge-scored task types
+    lite_dir: Path | None = None  # where a spec's ${MAEB_LITE_DIR} points
+
+    def log(self, message: str) -> None:
+        self.logger.info(message)
+
+    def data_cache(self, *parts: str) -> Path:
+        """A folder under the cache for data (unpacked shards, dataset tables, checkpoints)."""
+        return Path(self.cache_dir).joinpath(*parts)
+
+    def variables(self) -> dict[str, str]:
+        """Values of the variables a spec's data.path may name."""
+        from .lite import default_dir
+
+        return {"MAEB_LITE_DIR": str(self.lite_dir or default_dir(Path(self.cache_dir)))}
+
+
+def default_context() -> RunContext:
+    from .cache import default_cache_dir
+
+    return RunContext(cache_dir=default_cache_dir())

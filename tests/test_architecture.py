@@ -1,0 +1,134 @@
+"""The module graph: no import cycles, and the layers import downwards only (the data layer
+never reaches the runner or an interface, task types never reach the runner)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "maeb"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path, lazy: bool) -> set[str]:
+    """The maeb modules `name` imports: at module level, or anywhere (lazy=True)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    nodes = ast.walk(tree) if lazy else iter(tree.body)
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            submodules = {f"{target}.{a.name}" for a in node.names} & set(MODULES)
+            found |= submodules or ({target} & set(MODULES))
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names} & set(MODULES)
+    found.discard(name)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    graph = {name: _imports(name, path, lazy=False) for name, path in MODULES.items()}
+    assert _cycles(graph) == []
+
+
+DATA_LAYER = (
+    "maeb.spec",
+    "maeb.loader",
+    "maeb.data",
+    "maeb.derive",
+    "maeb.transforms",
+    "maeb.audio",
+    "maeb.webdataset",
+    "maeb.resample",
+    "maeb.fbank",
+    "maeb.catalog",
+    "maeb.sampling",
+)
+INTERFACES = ("maeb.cli", "maeb.__main__", "maeb.api")
+
+
+def test_layers_import_downwards_only():
+    everything = {name: _imports(name, path, lazy=True) for name, path in MODULES.items()}
+    upward = []
+    for name, targets in everything.items():
+        for target in targets:
+            if target in INTERFACES and name not in INTERFACES + ("maeb",):
+                upward.append(f"{name} -> {target}")
+            if name in DATA_LAYER and (target in ("maeb.runner", "maeb.embed") or target.startswith("maeb.tasktypes.")):
+                upward.append(f"{name} -> {target}")
+            if name.startswith("maeb.tasktypes") and target in ("maeb.runner", "maeb.lite.runner"):
+                upward.append(f"{name} -> {target}")
+    assert upward == []
+
+
+def test_the_graph_is_read():
+    """The checks above see real edges (a parser that finds nothing would pass them)."""
+    assert "maeb.spec" in _imports("maeb.runner", MODULES["maeb.runner"], lazy=False)
+    assert "maeb.runner" in _imports("maeb.api", MODULES["maeb.api"], lazy=False)
+    assert len(MODULES) > 50
+
+
+def test_one_registry_of_task_types():
+    """Spec parsing, derivation and the catalog import read the task-type registry; every
+    registered type declares the interface."""
+    import importlib.util
+
+    from maeb import derive, spec, tasktypes
+
+    assert {**spec.TYPES, **spec.GENERATIVE_TYPES} == tasktypes.mteb_types()
+    assert set().union(*derive.FITS.values()) <= set(tasktypes.REGISTRY)
+    for name in tasktypes.REGISTRY:
+        module = tasktypes.get(name)
+        assert all(hasattr(module, member) for member in tasktypes.INTERFACE)
+        assert callable(module.params) and module.MAIN_SCORE
+    path = PACKAGE.parent / "scripts" / "import_catalog.py"
+    loader = importlib.util.spec_from_file_location("import_catalog", path)
+    catalog = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(catalog)
+    assert catalog.TYPES == {v: k for k, v in tasktypes.mteb_types(generative=False).items()}
