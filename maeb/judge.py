@@ -24,7 +24,6 @@ import json
 import os
 import random
 import sqlite3
-import sys
 import threading
 import time
 import urllib.error
@@ -34,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .context import LOGGER
 from .errors import MaebError
 
 RETRY_STATUS = {408, 409, 425, 429}  # plus every 5xx
@@ -302,7 +302,7 @@ class Judge:
         self.concurrency = concurrency
         self.options = {"temperature": 0, "max_tokens": max_tokens}
         self.gate = Gate()
-        self.log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+        self.log = log or LOGGER.info
         self.asked = 0
         self.cached = 0
         self.failed = 0

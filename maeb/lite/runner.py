@@ -3,12 +3,12 @@ MFCC baseline on it, print the leaderboard and write results and leaderboard fil
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 from .. import catalog
 from ..cache import default_cache_dir
+from ..context import LOGGER
 from ..report import render, to_markdown, to_markdown_by_task
 from ..results import write_text_atomic
 from ..runner import RunConfig, run
@@ -25,7 +25,7 @@ MODELS = [
 
 
 def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    LOGGER.info(message)
 
 
 def evaluate(
