@@ -147,3 +147,25 @@ def test_check_model_fails_an_encoder_that_hides_an_option_or_drifts(tmp_path, c
 def test_check_model_without_tiny_variant_says_so(capsys):
     assert main(["check-model", "microsoft/msclap-2023", "--tiny"]) == 2
     assert "has no tiny variant" in capsys.readouterr().err
+
+
+def test_install_hints_name_what_really_installs_a_family():
+    """Each family's extra exists and asks for at least the versions the family requires (so the
+    install hint installs something `list models` then accepts); no-deps packages say so."""
+    import tomllib
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    from maeb.encoders import FAMILY_EXTRAS, FAMILY_REQUIRES, NO_DEPS, install_hint
+
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    for family, extra in FAMILY_EXTRAS.items():
+        assert extra in extras, family
+        shipped = {r.name: r.specifier for r in map(Requirement, extras[extra])}
+        for needed in map(Requirement, FAMILY_REQUIRES.get(family, ())):
+            if needed.name in shipped:
+                assert {str(c) for c in needed.specifier} <= {str(c) for c in shipped[needed.name]}, (family, str(needed))
+    assert "--no-deps resemblyzer==0.1.4" in install_hint("resemblyzer") and set(NO_DEPS) <= set(FAMILY_EXTRAS)

@@ -106,7 +106,7 @@ FAMILY_REQUIRES: dict[str, tuple[str, ...]] = {
     **{f: _TORCH_HF for f in ("hf-qwen2-audio", "hf-omni-embedding", "hf-sew-d", "hf-mms", "hf-speecht5")},
     "hf-mctct": ("torch", "transformers<5"),  # M-CTC-T left transformers in 5.0
     "hf-qwen-omni": _TORCH_HF,
-    "st-omni": ("torch", "transformers", "sentence-transformers>=5"),
+    "st-omni": ("torch", "transformers", "sentence-transformers>=5.4"),
     "ebind": ("torch", "ebind", "torchaudio"),
     "hf-hear": (*_TORCH_HF, "timm"),
     "fusion-embedding": _TORCH_HF,
@@ -145,6 +145,19 @@ FAMILY_EXTRAS: dict[str, str] = {
     "mfcc": "offline",
 }
 
+# Packages an extra cannot bring: their declared dependencies do not build on current Python,
+# so they are installed without them (maeb[offline] brings what they really need)
+NO_DEPS = {"resemblyzer": "resemblyzer==0.1.4", "openwakeword": "openwakeword==0.5.1"}
+
+
+def install_hint(family: str, what: str | None = None) -> str:
+    """The command that installs what a family needs."""
+    extra = FAMILY_EXTRAS.get(family)
+    if family in NO_DEPS:
+        return f"pip install 'maeb[{extra}]' && pip install --no-deps {NO_DEPS[family]}"
+    return f"pip install 'maeb[{extra}]'" if extra else f"pip install {what or 'the package named here'}"
+
+
 # "max_sim" (late interaction over token vectors) is registered for completeness of mteb's
 # registry; maeb's evaluators score one vector per item, so such models do not run
 SIMILARITIES = ("cosine", "dot", "euclidean", "max_sim")
@@ -160,8 +173,8 @@ def runnable_problems(meta: ModelMeta) -> list[str]:
         problems.append(f"model type {'/'.join(meta.model_type)}: not a dense embedding model")
     missing = missing_requirements(meta)
     if missing:
-        extra = FAMILY_EXTRAS.get(meta.family)
-        problems.append("missing " + ", ".join(missing) + (f" (pip install 'maeb[{extra}]')" if extra else ""))
+        hint = f" ({install_hint(meta.family)})" if meta.family in FAMILY_EXTRAS else ""
+        problems.append("missing " + ", ".join(missing) + hint)
     return problems
 
 
@@ -209,8 +222,7 @@ def require(module: str, family: str, what: str | None = None):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        extra = FAMILY_EXTRAS.get(family)
-        how = f"pip install 'maeb[{extra}]'" if extra else f"pip install {what or module}"
+        how = install_hint(family, what or module)
         raise ModelError(
             f"family {family!r} needs {what or module}, which is not installed here ({exc}); install it with `{how}`"
         ) from exc
@@ -314,8 +326,11 @@ def resolve_factory(family: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        extra = FAMILY_EXTRAS.get(family)
-        how = f"`pip install 'maeb[{extra}]'`" if extra else "maeb's extras (`make install`) or the package named here"
+        how = (
+            f"`{install_hint(family)}`"
+            if family in FAMILY_EXTRAS or family in NO_DEPS
+            else "maeb's extras (`make install`) or the package named here"
+        )
         raise ModelError(f"family {family!r} needs a package that is not installed ({exc.name}); install {how}") from exc
     try:
         return getattr(module, attr)
