@@ -16,14 +16,18 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import rankdata
 
 from .scores import AUDIO_ONLY, Score, TaskInfo  # noqa: F401  (TaskInfo lives beside the reader that fills it)
 
+if TYPE_CHECKING:
+    from .spec import TaskSpec
 
-def spec_info(spec) -> TaskInfo:
+
+def spec_info(spec: TaskSpec) -> TaskInfo:
     langs = spec.languages if isinstance(spec.languages, list) else [x for v in spec.languages.values() for x in v]
     return TaskInfo(
         spec.name,

@@ -19,7 +19,7 @@ from .data import (
 )
 from .derive import derive
 from .errors import DataError
-from .spec import TaskSpec
+from .spec import DataSpec, TaskSpec
 from .tasktypes import get as get_type
 from .transforms import apply_all
 
@@ -142,7 +142,7 @@ def _webdataset_split(d, src: Source, split: str, where: str) -> Table:
     return load_webdataset(root, repo_split, where, src.cache_dir)
 
 
-def snapshot_patterns(d) -> list[str]:
+def snapshot_patterns(d: DataSpec) -> list[str]:
     """Only the metadata file and the folder the audio template points into, not the whole repo."""
     prefix = d.audio_template.split("{", 1)[0]
     return [d.meta_file, f"{prefix}*" if prefix else "*"]

@@ -12,14 +12,19 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import OutputError
 
+if TYPE_CHECKING:
+    from .encoders import ModelMeta
+    from .spec import TaskSpec
+
 _STALE_TMP_SECONDS = 600  # a temporary file this old belongs to a killed run
 
 
-def rounded(value, places: int = 6):
+def rounded(value: Any, places: int = 6) -> Any:
     if isinstance(value, float):
         return value if math.isnan(value) or math.isinf(value) else round(value, places)
     if isinstance(value, dict):
@@ -63,7 +68,7 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_json_atomic(path: Path, payload) -> None:
+def write_json_atomic(path: Path, payload: Any) -> None:
     _write_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
 
 
@@ -119,18 +124,18 @@ def experiment_name(kwargs: dict | None) -> str | None:
     return text
 
 
-def model_dir(root: Path, meta, experiment: dict | None = None) -> Path:
+def model_dir(root: Path, meta: ModelMeta, experiment: dict | None = None) -> Path:
     revision = str(meta.revision).replace("/", "_")
     folder = Path(root) / meta.folder / revision
     name = experiment_name(experiment)
     return folder / "experiments" / name if name else folder
 
 
-def result_path(root: Path, meta, task_name: str, experiment: dict | None = None) -> Path:
+def result_path(root: Path, meta: ModelMeta, task_name: str, experiment: dict | None = None) -> Path:
     return model_dir(root, meta, experiment) / f"{task_name}.json"
 
 
-def write_model_meta(root: Path, meta, options: dict | None = None, experiment: dict | None = None) -> Path:
+def write_model_meta(root: Path, meta: ModelMeta, options: dict | None = None, experiment: dict | None = None) -> Path:
     path = model_dir(root, meta, experiment) / "model_meta.json"
     if path.parent.is_dir():
         remove_stale_temporaries(path.parent)
@@ -138,7 +143,7 @@ def write_model_meta(root: Path, meta, options: dict | None = None, experiment: 
     return path
 
 
-def task_result(spec, scores: dict[str, list[dict]], evaluation_time: float, run_info: dict) -> dict:
+def task_result(spec: TaskSpec, scores: dict[str, list[dict]], evaluation_time: float, run_info: dict) -> dict:
     """scores: split -> one entry per subset, each already holding main_score, hf_subset, languages."""
     return {
         "dataset_revision": spec.revision,
