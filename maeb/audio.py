@@ -210,28 +210,45 @@ def resample(samples: np.ndarray, rate: int, target: int, method: str) -> np.nda
     raise ValueError(f"unknown resampler {method!r}; known: {', '.join(RESAMPLERS)}")
 
 
-def plan_batches(lengths: Sequence[int], batch_size: int, mode: str = "padded") -> list[list[int]]:
+def plan_batches(
+    lengths: Sequence[int], batch_size: int, mode: str = "padded", budget: int | None = None, floor: int = 0
+) -> list[list[int]]:
     """Group clip indices into batches of similar length, longest first (memory errors show early).
 
     padded: any lengths share a batch; same_length: only identical lengths (for encoders whose
-    outputs change with zero padding); single: one clip per batch."""
+    outputs change with zero padding); single: one clip per batch. budget (samples per batch, from
+    --batch-seconds): a batch also holds at most budget // its longest clip, so short clips batch
+    wide and long ones narrow; floor is the length every clip is padded to anyway (Whisper's 30 s
+    window), which is what a clip costs when it is shorter."""
     if mode not in BATCHING_MODES:
         raise ValueError(f"batching mode {mode!r} is not one of {BATCHING_MODES}")
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     if mode == "single" or batch_size <= 1:
         return [[i] for i in order]
-    if mode == "padded":
-        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     batches: list[list[int]] = []
     current: list[int] = []
+    limit = batch_size
     for i in order:
-        if current and (len(current) == batch_size or lengths[current[0]] != lengths[i]):
+        if current and (len(current) >= limit or (mode == "same_length" and lengths[current[0]] != lengths[i])):
             batches.append(current)
             current = []
+        if not current:  # the first clip is the batch's longest: it sets how many fit the budget
+            limit = batch_size if budget is None else max(1, min(batch_size, budget // max(lengths[i], floor, 1)))
         current.append(i)
     if current:
         batches.append(current)
     return batches
+
+
+def chunks(lengths: Sequence[int], count: int, budget: int | None = None, floor: int = 0) -> list[slice]:
+    """A planned batch (longest first) cut into runs of at most `count` clips and `budget` samples
+    (the limits an out-of-memory back-off lowered after the batch was planned); order is kept."""
+    out, start = [], 0
+    while start < len(lengths):
+        size = count if budget is None else max(1, min(count, budget // max(lengths[start], floor, 1)))
+        out.append(slice(start, min(start + size, len(lengths))))
+        start += size
+    return out
 
 
 def default_workers() -> int:

@@ -22,6 +22,16 @@ def _option(text: str) -> tuple[str, object]:
     return key, parsed
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="maeb", description="Evaluate audio models on MAEB and related benchmarks.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -48,6 +58,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     run.add_argument("--batch-size", type=int, default=16)
+    run.add_argument(
+        "--batch-seconds",
+        type=_positive_float,
+        metavar="S",
+        help="audio batches by total seconds instead of --batch-size clips (short clips batch wide, long ones narrow); "
+        "not for families batched as mteb batches (they keep batches of 32)",
+    )
+    run.add_argument(
+        "--precision",
+        choices=["fp32", "bf16", "fp16"],
+        help="compute in this dtype (default: the protocol's, i.e. the checkpoint's); not mteb's numbers: results go "
+        "to an experiment folder",
+    )
+    run.add_argument(
+        "--call-batch-size",
+        type=int,
+        metavar="N",
+        help="clips per batch for families batched as mteb batches (default 32, mteb's); another size changes their "
+        "vectors: results go to an experiment folder",
+    )
     run.add_argument("--workers", type=int, help="decoding threads (default: up to 4)")
     run.add_argument(
         "--on-bad-audio",
@@ -262,6 +292,9 @@ def cmd_run(args) -> int:
         cache_dir=args.cache_dir or default_cache_dir(),
         device=args.device,
         batch_size=args.batch_size,
+        batch_seconds=args.batch_seconds,
+        precision=args.precision,
+        call_batch_size=args.call_batch_size,
         workers=args.workers,
         on_bad_audio=args.on_bad_audio,
         on_leak=args.on_leak,

@@ -2,19 +2,26 @@
 
 The embedder looks every clip up in the cache by content hash, embeds only what is missing
 (batched by length, decoded ahead in background threads), and writes each batch to the cache as
-soon as it is done. It keeps the timings that tell how busy the encoder was."""
+soon as it is done. It keeps the timings that tell how busy the encoder was.
+
+Batches hold --batch-size clips, or with --batch-seconds as many clips as fit that much (padded)
+audio. A CUDA out-of-memory error halves the batch and retries it, and the smaller limit holds for
+the rest of the run; families whose vectors depend on their batch-mates (batch_order "call") keep
+mteb's batches instead and stop with one line naming --call-batch-size."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .audio import AudioRef, decoded_batches, plan_batches, probe_frames
+from .audio import AudioRef, chunks, decoded_batches, plan_batches, probe_frames
 from .cache import EmbeddingCache, text_key
 from .context import RunContext
 from .encoders import ModelMeta, has_audio, has_text, length_policy
@@ -34,12 +41,42 @@ class EmbedStats:
     audio_seconds: float = 0.0
     forward_seconds: float = 0.0
     embed_wall_seconds: float = 0.0
+    oom_backoffs: int = 0  # batches halved after a CUDA out-of-memory error
     skipped: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items() if k != "skipped"}
         out["skipped_clips"] = len(self.skipped)
         return out
+
+
+MAX_BATCH_CLIPS = 1024  # clips per batch under --batch-seconds, however short they are
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A device out-of-memory error: torch.cuda.OutOfMemoryError (torch is only looked up if
+    already imported), or a RuntimeError whose message says "out of memory" (MPS, older torch, a
+    wrapper that re-raises), here or in the exception's causes."""
+    torch = sys.modules.get("torch")
+    oom = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
+    seen = 0
+    while exc is not None and seen < 8:
+        if (oom is not None and isinstance(exc, oom)) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def free_device_memory() -> None:
+    """Give the failed batch's tensors back to the allocator before the retry."""
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+class _OutOfMemory(Exception):
+    """An encoder's out-of-memory error, carried out of _forward to the back-off."""
 
 
 class Embedder:
@@ -59,6 +96,8 @@ class Embedder:
         protocol=None,
         policy=None,
         ctx: RunContext | None = None,
+        batch_seconds: float | None = None,
+        call_batch_size: int | None = None,
     ):
         if on_bad_audio not in ("error", "skip"):
             raise ValueError("on_bad_audio must be 'error' or 'skip'")
@@ -68,6 +107,13 @@ class Embedder:
         self.ctx = ctx or RunContext(cache_dir=cache.path.parent.parent, progress=Progress.of(show_progress))
         self.similarity = meta.similarity
         self.protocol = get_protocol(protocol or DEFAULT_PROTOCOL)
+        if batch_seconds is not None and not batch_seconds > 0:
+            raise ValueError("batch_seconds must be positive")
+        self.batch_seconds = batch_seconds
+        # mteb's batch size for families batched in call order (another size is a labelled run option)
+        self.call_batch_size = call_batch_size or self.protocol.call_batch_size
+        self.max_clips: int | None = None  # lowered by an out-of-memory back-off, kept for the run
+        self.max_samples: int | None = None
         self.policy = policy
         if policy is None and (has_audio(encoder) or callable(getattr(encoder, "generate", None))):
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)
@@ -136,7 +182,8 @@ class Embedder:
         if batches is None:
             cap = policy.max_samples or 1 << 62
             lengths = [max(policy.min_samples, min(probe_frames(r, policy.sample_rate), cap)) for r in refs]
-            batches = plan_batches(lengths, self.batch_size, self.encoder.batching)
+            size, budget = self._limits()
+            batches = plan_batches(lengths, size, self.encoder.batching, budget, self._floor())
         bar = self.ctx.progress.bar(sum(len(b) for b in batches), f"{what} {self.context}".strip())
         try:
             for batch, clips in decoded_batches(refs, batches, policy, self.workers):
@@ -151,12 +198,31 @@ class Embedder:
         finally:
             bar.close()
 
+    def _limits(self) -> tuple[int, int | None]:
+        """Clips and samples a batch may hold now: --batch-size, or --batch-seconds' budget,
+        each lowered by an out-of-memory back-off."""
+        if self.batch_seconds is None:
+            size, budget = self.batch_size, None
+        else:
+            size, budget = MAX_BATCH_CLIPS, int(self.batch_seconds * self.policy.sample_rate)
+        if self.max_clips is not None:
+            size = min(size, self.max_clips)
+        if self.max_samples is not None:
+            budget = self.max_samples if budget is None else min(budget, self.max_samples)
+        return size, budget
+
+    def _floor(self) -> int:
+        """Samples every clip is padded to by the encoder (a fixed window), which is what a shorter
+        clip costs in a batch."""
+        seconds = getattr(self.encoder, "padded_seconds", None)
+        return int(seconds * self.policy.sample_rate) if seconds else 0
+
     def _call_batches(self, refs: Sequence[AudioRef], keys: list[str | None]) -> tuple[list[str | None], list[list[int]]]:
         """mteb's batches for encoders whose vectors depend on their batch-mates (a padded batch's
         length enters the pooled frame count): the call's clips in the order given, duplicates
         included, in batches of the protocol's size. Each vector is cached under its clip and its
         batch, so it is only reused where mteb would compute the same one."""
-        size = self.protocol.call_batch_size
+        size = self.call_batch_size
         usable = [i for i, k in enumerate(keys) if k is not None and refs[i].name not in self.stats.skipped]
         batch_keys: list[str | None] = list(keys)
         batches = []
@@ -177,7 +243,16 @@ class Embedder:
         for good in self._decoded(list(refs), "embed", todo):
             if good:
                 clips = [clip for _, clip in good]
-                vectors, finite = self._forward(clips, [refs[i] for i, _ in good])
+                try:
+                    vectors, finite = self._forward(clips, [refs[i] for i, _ in good])
+                except _OutOfMemory as exc:
+                    raise ModelError(
+                        f"model {self.meta.name!r} ran out of device memory on a batch of {len(clips)} clips in "
+                        f"{self.context}: this family's vectors depend on their batch-mates, so maeb keeps mteb's batches "
+                        f"of {self.call_batch_size} (protocol {self.protocol.name}) and does not split them; rerun with "
+                        f"--call-batch-size {max(1, len(clips) // 2)} (results go to the experiments folder) or on a "
+                        f"device with more memory ({exc})"
+                    ) from None
                 new = {keys[i]: v for (i, _), v, f in zip(good, vectors, finite) if f}
                 self.cache.put_many(new)
                 done.update(new)
@@ -215,7 +290,7 @@ class Embedder:
         for good in self._decoded(refs, "embed"):
             if good:
                 clips = [clip for _, clip in good]
-                vectors, finite = self._forward(clips, [refs[i] for i, _ in good])
+                vectors, finite = self._forward_fitting(clips, [refs[i] for i, _ in good])
                 new = {refs[i].key: v for (i, _), v, f in zip(good, vectors, finite) if f}
                 self.cache.put_many(new)
                 self.cache.refresh_claims()
@@ -225,15 +300,62 @@ class Embedder:
         self.stats.embed_wall_seconds += time.perf_counter() - started
         return done
 
+    def _forward_fitting(self, clips: list[np.ndarray], refs: list[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
+        """_forward over the batch in runs that fit the current limits; on out of memory, halve
+        the run that failed (by clips, or by samples under --batch-seconds), keep that limit for
+        the rest of the run and retry; one clip that does not fit is an error. Only for families
+        batched by length, whose vectors do not depend on their batch-mates."""
+        lengths, floor = [len(c) for c in clips], self._floor()
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        start = 0
+        while start < len(clips):
+            piece = slice(start, len(clips))  # the batch as planned, until a back-off lowers the limits
+            if self.max_clips is not None or self.max_samples is not None:
+                part = chunks(lengths[start:], *self._limits(), floor)[0]
+                piece = slice(start + part.start, start + part.stop)
+            try:
+                parts.append(self._forward(clips[piece], refs[piece]))
+            except _OutOfMemory as exc:
+                self._back_off(lengths[piece], floor, refs[piece], str(exc))
+                continue
+            start = piece.stop
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate([v for v, _ in parts]), np.concatenate([f for _, f in parts])
+
+    def _back_off(self, lengths: list[int], floor: int, refs: list[AudioRef], reason: str) -> None:
+        n = len(lengths)
+        if n == 1:
+            raise ModelError(
+                f"model {self.meta.name!r} ran out of device memory on clip {refs[0].name} alone "
+                f"({lengths[0] / self.policy.sample_rate:.1f} s, in {self.context}; {reason}): batch size 1 does not fit; "
+                "use a device with more memory, --precision bf16, or a length cap (--option max_seconds=...)"
+            )
+        if self.batch_seconds is None:
+            self.max_clips = n // 2
+            what = f"batches of at most {self.max_clips} clips"
+        else:
+            self.max_samples = max(1, n * max(lengths[0], floor, 1) // 2)
+            what = f"batches of at most {self.max_samples / self.policy.sample_rate:.1f} s of audio"
+        self.stats.oom_backoffs += 1
+        free_device_memory()
+        self.log(f"{self.context}: device out of memory on a batch of {n} clips; retrying with {what} for the rest of the run")
+
     def _forward(self, clips: list[np.ndarray], refs: list[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
         """Vectors of a batch and the mask of finite rows; a non-finite row is an error, or under
         --on-bad-audio skip a skipped clip (the model cannot represent it)."""
         t0 = time.perf_counter()
+        oom = None
         try:
             vectors = np.asarray(self.encoder.embed_audio(clips), dtype=np.float32)
         except Exception as exc:
-            names = ", ".join(r.name for r in refs[:3])
-            raise ModelError(f"model {self.meta.name!r} failed on clips {names} ({type(exc).__name__}: {exc})") from exc
+            if not is_out_of_memory(exc):
+                names = ", ".join(r.name for r in refs[:3])
+                raise ModelError(f"model {self.meta.name!r} failed on clips {names} ({type(exc).__name__}: {exc})") from exc
+            oom = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        if oom is not None:
+            # raised once the except block is left, so nothing keeps the failed batch's tensors alive
+            raise _OutOfMemory(oom)
         self.stats.forward_seconds += time.perf_counter() - t0
         if vectors.ndim != 2 or vectors.shape[0] != len(clips):
             raise ModelError(f"model {self.meta.name!r} returned shape {vectors.shape} for {len(clips)} clips")

@@ -111,10 +111,18 @@ def merged_options(meta, overrides: Mapping) -> dict:
     return {**meta.options, **dict(overrides)}
 
 
-def experiment_settings(meta, overrides: Mapping, protocol: str, default_protocol: str, resampler: str | None = None) -> dict:
+def experiment_settings(
+    meta,
+    overrides: Mapping,
+    protocol: str,
+    default_protocol: str,
+    resampler: str | None = None,
+    call_batch_size: int | None = None,
+) -> dict:
     """The settings of a run that differ from the registered entry (results go to mteb's
-    experiments folder under them): changed options, a weights path by name and content, a
-    protocol other than the default, and a resampler other than the protocol's."""
+    experiments folder under them): changed options (--precision arrives as the dtype option), a
+    weights path by name and content, a protocol other than the default, a resampler other than
+    the protocol's, and a batch size other than mteb's for families batched in call order."""
     out = {}
     for key, value in sorted(dict(overrides).items()):
         if meta.options.get(key) == value:
@@ -128,11 +136,16 @@ def experiment_settings(meta, overrides: Mapping, protocol: str, default_protoco
         out["protocol"] = protocol
     if resampler:
         out["resampler"] = resampler
+    if call_batch_size:
+        out["call_batch_size"] = call_batch_size
     return out
 
 
-def declared_identity(meta, options: Mapping, protocol: str, resampler: str | None = None) -> dict:
-    """What is known about an encoder without loading it (resampler: None for the protocol's own)."""
+def declared_identity(
+    meta, options: Mapping, protocol: str, resampler: str | None = None, call_batch_size: int | None = None
+) -> dict:
+    """What is known about an encoder without loading it (resampler: None for the protocol's own;
+    call_batch_size: None for mteb's batches of the families batched in call order)."""
     shown = {}
     for key, value in sorted(options.items()):
         shown[key] = path_fingerprint(value) if key in PATH_OPTIONS and value else value
@@ -143,6 +156,7 @@ def declared_identity(meta, options: Mapping, protocol: str, resampler: str | No
         "options": shown,
         "protocol": protocol,
         **({"resampler": resampler} if resampler else {}),
+        **({"call_batch_size": call_batch_size} if call_batch_size else {}),
         "pipeline": PIPELINE_VERSION,
     }
 

@@ -17,7 +17,17 @@ from . import tasktypes
 from .cache import EmbeddingCache, default_cache_dir
 from .context import RunContext
 from .embed import Embedder, EmbedStats
-from .encoders import ModelMeta, check_encoder, has_audio, has_generate, has_text, length_policy, load_encoder
+from .encoders import (
+    ModelMeta,
+    check_encoder,
+    check_precision,
+    has_audio,
+    has_generate,
+    has_text,
+    length_policy,
+    load_encoder,
+    precision_options,
+)
 from .errors import DataError, MaebError, ModelError, SpecError
 from .identity import declared_identity, differences, encoder_identity, experiment_settings, merged_options, run_identity
 from .loader import load_task
@@ -33,6 +43,9 @@ class RunConfig:
     cache_dir: Path = field(default_factory=default_cache_dir)
     device: str = "cpu"
     batch_size: int = 16
+    batch_seconds: float | None = None  # audio batches by total (padded) seconds instead of batch_size clips
+    precision: str | None = None  # "fp32" | "bf16" | "fp16": the dtype option, labelled; None: the protocol's
+    call_batch_size: int | None = None  # families batched as mteb batches: another size than mteb's 32, labelled
     workers: int | None = None
     on_bad_audio: str = "error"
     on_leak: str = "warn"  # clips shared by the training and evaluation splits: "warn" or "error"
@@ -256,9 +269,11 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     log = log or ctx.log
     root = Path(cfg.output_dir) if cfg.output_dir is not None else None
     protocol = get_protocol(cfg.protocol)
-    options = merged_options(meta, cfg.options)
-    declared = declared_identity(meta, options, protocol.name, _resampler_override(cfg, protocol))
-    experiment = experiment_settings(meta, cfg.options, protocol.name, DEFAULT_PROTOCOL, _resampler_override(cfg, protocol))
+    if encoder is not None and cfg.precision:
+        raise ModelError(f"model {meta.name!r}: --precision applies when maeb loads the model; build the encoder in that dtype")
+    overrides = _overrides(meta, cfg)
+    options = merged_options(meta, overrides)
+    declared, experiment = _identities(meta, cfg, protocol, overrides)
     pending, existing = [], {}
     for spec in specs:
         path = result_path(root, meta, spec.name, experiment) if root is not None else None
@@ -278,9 +293,11 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
         return summary
 
     if encoder is None:
-        encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **cfg.options)
+        encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **overrides)
+        check_precision(meta, encoder, cfg.precision)
     else:
         check_encoder(meta, encoder)
+    _check_call_batch_size(meta, encoder, cfg)
     emb = build_embedder(meta, encoder, declared, cfg, protocol, ctx)
     ctx.logger.debug("%s: embedding cache %s, encoder config %s", meta.name, emb.cache.path, emb.cache.identity.get("config"))
     cache = emb.cache
@@ -317,6 +334,8 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                     "device": cache.identity.get("device"),
                 },
                 "length_policy": emb.policy.describe() if emb.policy else None,
+                "batching": _batching_record(emb),
+                **({"precision": cfg.precision} if cfg.precision else {}),
                 "main_score_scale": getattr(tasktypes.get(spec.type), "SCORE_SCALE", 1.0),
                 "parameters": spec.protocol,
                 "transforms": spec.transforms,
@@ -347,6 +366,41 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     return summary
 
 
+def _overrides(meta: ModelMeta, cfg: RunConfig) -> dict:
+    """The run's encoder options: --option values, plus the dtype a --precision sets (so
+    --precision bf16 and --option dtype=bfloat16 are one identity, one cache and one folder)."""
+    return {**cfg.options, **precision_options(meta, cfg.precision, cfg.device, cfg.options)}
+
+
+def _identities(meta: ModelMeta, cfg: RunConfig, protocol, overrides: dict) -> tuple[dict, dict]:
+    """The declared identity and the experiment settings (mteb's experiments folder) of a run."""
+    resampler = _resampler_override(cfg, protocol)
+    calls = cfg.call_batch_size if cfg.call_batch_size != protocol.call_batch_size else None
+    if calls is not None and calls < 1:
+        raise SpecError(f"--call-batch-size must be at least 1, not {calls}")
+    declared = declared_identity(meta, merged_options(meta, overrides), protocol.name, resampler, calls)
+    experiment = experiment_settings(meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls)
+    return declared, experiment
+
+
+def _check_call_batch_size(meta: ModelMeta, encoder, cfg: RunConfig) -> None:
+    if cfg.call_batch_size and getattr(encoder, "batch_order", "length") != "call":
+        raise ModelError(
+            f"model {meta.name!r}: --call-batch-size applies only to families batched as mteb batches them "
+            f"(batch_order 'call'); {type(encoder).__name__} batches by length: use --batch-size or --batch-seconds"
+        )
+
+
+def _batching_record(emb: Embedder) -> dict:
+    """How audio was batched (none of it changes a vector of a family batched by length)."""
+    if getattr(emb.encoder, "batch_order", "length") == "call":
+        return {"order": "call", "batch_size": emb.call_batch_size}
+    out = {"order": "length", "batch_size": emb.batch_size, "batch_seconds": emb.batch_seconds}
+    if emb.max_clips or emb.max_samples:
+        out["after_out_of_memory"] = {"max_clips": emb.max_clips, "max_samples": emb.max_samples}
+    return out
+
+
 def _resampler_override(cfg: RunConfig, protocol) -> str | None:
     if cfg.resampler is None or cfg.resampler == protocol.resampler:
         return None
@@ -365,7 +419,17 @@ def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, pro
     cache = EmbeddingCache(cfg.cache_dir, encoder_identity(declared, encoder, policy, cfg.device))
     ctx = ctx or context_of(cfg)
     return Embedder(
-        meta, encoder, cache, cfg.batch_size, cfg.workers, cfg.on_bad_audio, protocol=protocol, policy=policy, ctx=ctx
+        meta,
+        encoder,
+        cache,
+        cfg.batch_size,
+        cfg.workers,
+        cfg.on_bad_audio,
+        protocol=protocol,
+        policy=policy,
+        ctx=ctx,
+        batch_seconds=cfg.batch_seconds,
+        call_batch_size=cfg.call_batch_size,
     )
 
 
@@ -447,8 +511,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
     cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
     ctx = RunContext(cache_dir=Path(cfg.cache_dir), lite_dir=cfg.lite_dir)
     protocol = get_protocol(cfg.protocol)
-    declared = declared_identity(meta, merged_options(meta, cfg.options), protocol.name, _resampler_override(cfg, protocol))
-    experiment = experiment_settings(meta, cfg.options, protocol.name, DEFAULT_PROTOCOL, _resampler_override(cfg, protocol))
+    declared, experiment = _identities(meta, cfg, protocol, _overrides(meta, cfg))
     rows = []
     for spec in specs:
         kind = tasktypes.get(spec.type)

@@ -53,6 +53,17 @@ def _seconds(value) -> float | None:
     return None if value is None else float(value)
 
 
+def _to_device(tensor, device, dtype=None):
+    """A host tensor on the model's device. On CUDA the copy goes through pinned memory without
+    blocking, so it is queued with the forward instead of stalling the thread while the decode
+    threads wait; the cast then runs on the device (the same rounding as on the host)."""
+    if str(device).startswith("cuda") and tensor.device.type == "cpu":
+        tensor = tensor.pin_memory().to(device, non_blocking=True)
+    else:
+        tensor = tensor.to(device)
+    return tensor if dtype is None else tensor.to(dtype)
+
+
 def _dtype_name(model) -> str:
     return str(model.dtype).replace("torch.", "")
 
@@ -79,6 +90,7 @@ class WhisperEncoder:
         self.extractor = WhisperFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
         self.max_seconds = min(float(_pick(max_seconds, rules, "max_seconds", 30.0)), self.extractor.chunk_length)
+        self.padded_seconds = self.max_seconds  # every clip is padded to the window: what it costs in a batch
         self.device, self.dtype = device, _dtype_name(self.encoder)
 
     def config(self):
@@ -102,7 +114,7 @@ class WhisperEncoder:
             return_attention_mask=True,
         )
         with torch.inference_mode():
-            x = feats.input_features.to(self.device, dtype=self.encoder.dtype)
+            x = _to_device(feats.input_features, self.device, self.encoder.dtype)
             hidden = self.encoder(x, output_hidden_states=True).hidden_states[-1]
         mask = feats.attention_mask
         lengths = frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
@@ -188,8 +200,8 @@ class SelfSupervisedEncoder:
             clips, sampling_rate=self.sample_rate, return_tensors="pt", padding="longest", return_attention_mask=True
         )
         with torch.inference_mode():
-            values = feats.input_values.to(self.device, dtype=self.model.dtype)
-            mask = feats.attention_mask.to(self.device)
+            values = _to_device(feats.input_values, self.device, self.model.dtype)
+            mask = _to_device(feats.attention_mask, self.device)
             out = self.model(values, attention_mask=mask, output_hidden_states=self.layer != "last_hidden_state")
             hidden = out.last_hidden_state if self.layer == "last_hidden_state" else out.hidden_states[-1]
         lengths = frame_counts(self.frames, feats.attention_mask.sum(dim=1), values.shape[1], hidden.shape[1], self.model)
@@ -213,6 +225,7 @@ class ASTEncoder:
         # the extractor keeps max_length frames of 10 ms after a 25 ms window; cutting there first
         # gives identical features and saves resampling the rest of long clips
         self.max_seconds = round((self.extractor.max_length * 160 + 400) / 16000, 3)
+        self.padded_seconds = self.max_seconds  # the extractor pads every clip to max_length frames
         self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
@@ -226,7 +239,7 @@ class ASTEncoder:
         # differs by up to 2e-3), computed by maeb.fbank
         values = ast_features(clips, self.extractor)
         with torch.inference_mode():
-            values = values.to(self.device, dtype=self.model.dtype)
+            values = _to_device(values, self.device, self.model.dtype)
             out = self.model(input_values=values).pooler_output
         return out.float().cpu().numpy()
 
@@ -260,6 +273,7 @@ class ClapEncoder:
         # rand_trunc would crop a random window of longer clips; cutting at the window keeps the
         # deterministic repeat-pad branch. Fusion is the checkpoint's own long-audio path.
         self.max_seconds = None if self.fusion else fe.nb_max_samples / fe.sampling_rate
+        self.padded_seconds = fe.nb_max_samples / fe.sampling_rate  # each clip becomes one fixed window
         self.device, self.dtype = device, _dtype_name(self.model)
 
     def config(self):
@@ -284,7 +298,7 @@ class ClapEncoder:
             if self.fusion:
                 feats["is_longer"][:] = len(clip) > fe.nb_max_samples
             parts.append(feats)
-        batch = {k: torch.cat([p[k] for p in parts]).to(self.device) for k in parts[0]}
+        batch = {k: _to_device(torch.cat([p[k] for p in parts]), self.device) for k in parts[0]}
         batch["input_features"] = batch["input_features"].to(self.model.dtype)
         with torch.inference_mode():
             out = self.model.get_audio_features(**batch)
@@ -294,7 +308,7 @@ class ClapEncoder:
         torch = _torch()
         tok = self.processor.tokenizer(list(texts), padding=True, truncation=True, max_length=77, return_tensors="pt")
         with torch.inference_mode():
-            out = self.model.get_text_features(**{k: v.to(self.device) for k, v in tok.items()})
+            out = self.model.get_text_features(**{k: _to_device(v, self.device) for k, v in tok.items()})
         return _unit(out)
 
 
@@ -340,8 +354,8 @@ class SeamlessEncoder:
         torch = _torch()
         feats = self.extractor(clips, sampling_rate=self.sample_rate, return_tensors="pt", padding=True)
         with torch.inference_mode():
-            x = feats.input_features.to(self.device, dtype=self.encoder.dtype)
-            mask = feats.attention_mask.to(self.device)
+            x = _to_device(feats.input_features, self.device, self.encoder.dtype)
+            mask = _to_device(feats.attention_mask, self.device)
             hidden = self.encoder(x, attention_mask=mask).last_hidden_state
         mask = feats.attention_mask
         lengths = frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
@@ -383,7 +397,7 @@ class EncodecEncoder:
 
     def _latent_mean(self, values):
         values = values.unsqueeze(1) if values.dim() == 2 else values
-        return self.model.encoder(values.to(self.device)).mean(dim=2)
+        return self.model.encoder(_to_device(values, self.device)).mean(dim=2)
 
     def embed_audio(self, clips):
         torch = _torch()
