@@ -11,78 +11,32 @@ mteb's batches instead and stop with one line naming --call-batch-size."""
 
 from __future__ import annotations
 
-import gc
 import hashlib
-import json
-import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
+from . import generation
 from .audio import AudioRef, chunks, decoded_batches, plan_batches, probe_frames
 from .cache import EmbeddingCache, text_key
 from .context import RunContext
+from .device import OutOfMemory, free_device_memory, is_out_of_memory
 from .encoders import ModelMeta, has_audio, has_text, length_policy
-from .errors import AudioError, DataError, MaebError, ModelError
+from .errors import AudioError, DataError, ModelError
 from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
-
-
-@dataclass
-class EmbedStats:
-    clips_embedded: int = 0
-    clips_cached: int = 0
-    texts_embedded: int = 0
-    texts_cached: int = 0
-    generated: int = 0  # texts a generative model wrote (predictions)
-    generated_cached: int = 0
-    audio_seconds: float = 0.0
-    forward_seconds: float = 0.0
-    embed_wall_seconds: float = 0.0
-    oom_backoffs: int = 0  # batches halved after a CUDA out-of-memory error
-    skipped: dict[str, str] = field(default_factory=dict)
-
-    def as_dict(self) -> dict:
-        out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items() if k != "skipped"}
-        out["skipped_clips"] = len(self.skipped)
-        return out
-
+from .taskrecord import EmbedStats, TaskRecord
 
 MAX_BATCH_CLIPS = 1024  # clips per batch under --batch-seconds, however short they are
 
 
-def is_out_of_memory(exc: BaseException) -> bool:
-    """A device out-of-memory error: torch.cuda.OutOfMemoryError (torch is only looked up if
-    already imported), or a RuntimeError whose message says "out of memory" (MPS, older torch, a
-    wrapper that re-raises), here or in the exception's causes."""
-    torch = sys.modules.get("torch")
-    oom = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
-    seen = 0
-    while exc is not None and seen < 8:
-        if (oom is not None and isinstance(exc, oom)) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
-
-
-def free_device_memory() -> None:
-    """Give the failed batch's tensors back to the allocator before the retry."""
-    gc.collect()
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
-class _OutOfMemory(Exception):
-    """An encoder's out-of-memory error, carried out of _forward to the back-off."""
-
-
 class Embedder:
-    """The services a task type uses: audio and text vectors, generated texts, the run's judge,
-    progress and notices (all from the RunContext it is given), and the current task's record
-    (begin_task starts one; label names the subset and split being evaluated)."""
+    """What a task type calls: audio vectors and text vectors (here), generated texts
+    (maeb.generation, over the same decoding loop and cache), the run's judge, progress and
+    notices (from the RunContext it is given), and the current task's record (maeb.taskrecord:
+    begin_task starts one; label names the subset and split being evaluated)."""
 
     def __init__(
         self,
@@ -140,7 +94,7 @@ class Embedder:
             try:
                 keys.append(ref.key)
             except AudioError as exc:
-                self._bad(ref, exc)
+                self.bad_clip(ref, exc)
                 keys.append(None)
         batches = None
         if getattr(self.encoder, "batch_order", "length") == "call":
@@ -170,12 +124,13 @@ class Embedder:
             )
         return out, ok
 
-    def _bad(self, ref: AudioRef, exc: AudioError) -> None:
+    def bad_clip(self, ref: AudioRef, exc: AudioError) -> None:
+        """A clip that cannot be used: an error, or under --on-bad-audio skip a recorded skip."""
         if self.on_bad_audio == "error":
             raise AudioError(exc.clip, f"{exc.reason} (in {self.context}; rerun with --on-bad-audio skip to drop such clips)")
         self.stats.skipped[ref.name] = exc.reason
 
-    def _decoded(self, refs: list[AudioRef], what: str, batches: list[list[int]] | None = None):
+    def decoded(self, refs: list[AudioRef], what: str, batches: list[list[int]] | None = None):
         """Batches of (index, decoded clip), similar lengths together unless the batches are given,
         decoded in the background; clips that fail to decode are reported (or raise), never yielded."""
         policy = self.policy
@@ -190,7 +145,7 @@ class Embedder:
                 good = []
                 for i, clip in zip(batch, clips):
                     if isinstance(clip, AudioError):
-                        self._bad(refs[i], clip)
+                        self.bad_clip(refs[i], clip)
                     else:
                         good.append((i, clip))
                 yield good
@@ -240,12 +195,12 @@ class Embedder:
             return {}
         started = time.perf_counter()
         done: dict[str, np.ndarray] = {}
-        for good in self._decoded(list(refs), "embed", todo):
+        for good in self.decoded(list(refs), "embed", todo):
             if good:
                 clips = [clip for _, clip in good]
                 try:
                     vectors, finite = self._forward(clips, [refs[i] for i, _ in good])
-                except _OutOfMemory as exc:
+                except OutOfMemory as exc:
                     raise ModelError(
                         f"model {self.meta.name!r} ran out of device memory on a batch of {len(clips)} clips in "
                         f"{self.context}: this family's vectors depend on their batch-mates, so maeb keeps mteb's batches "
@@ -287,7 +242,7 @@ class Embedder:
     def _compute(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
         started = time.perf_counter()
         done: dict[str, np.ndarray] = {}
-        for good in self._decoded(refs, "embed"):
+        for good in self.decoded(refs, "embed"):
             if good:
                 clips = [clip for _, clip in good]
                 vectors, finite = self._forward_fitting(clips, [refs[i] for i, _ in good])
@@ -315,7 +270,7 @@ class Embedder:
                 piece = slice(start + part.start, start + part.stop)
             try:
                 parts.append(self._forward(clips[piece], refs[piece]))
-            except _OutOfMemory as exc:
+            except OutOfMemory as exc:
                 self._back_off(lengths[piece], floor, refs[piece], str(exc))
                 continue
             start = piece.stop
@@ -355,7 +310,7 @@ class Embedder:
             oom = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         if oom is not None:
             # raised once the except block is left, so nothing keeps the failed batch's tensors alive
-            raise _OutOfMemory(oom)
+            raise OutOfMemory(oom)
         self.stats.forward_seconds += time.perf_counter() - t0
         if vectors.ndim != 2 or vectors.shape[0] != len(clips):
             raise ModelError(f"model {self.meta.name!r} returned shape {vectors.shape} for {len(clips)} clips")
@@ -393,86 +348,36 @@ class Embedder:
             self.stats.texts_embedded += len(chunk)
         return np.stack([found[k] for k in keys]) if keys else np.zeros((0, self.cache.dim or 0), np.float32)
 
-    # -- generation -----------------------------------------------------------------------
+    # -- generation and the task's record -------------------------------------------------
     def generate(self, refs: Sequence[AudioRef], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:
-        """One text per (clip, prompt), cached by clip content, prompt and settings, so an
-        interrupted run resumes and a rerun generates nothing. Returns texts ('' for skipped
-        clips) and the mask of clips that could be used."""
-        if not callable(getattr(self.encoder, "generate", None)):
-            raise ModelError(f"model {self.meta.name!r} does not generate text; {self.context} needs a generative model")
-        setting_blob = json.dumps(settings, sort_keys=True)
-        keys: list[str | None] = []
-        for ref, prompt in zip(refs, prompts):
-            try:
-                keys.append(hashlib.blake2b(f"{ref.key}|{prompt}|{setting_blob}".encode(), digest_size=16).hexdigest())
-            except AudioError as exc:
-                self._bad(ref, exc)
-                keys.append(None)
-        found = self.cache.get_texts(k for k in keys if k)
-        self.stats.generated_cached += len(found)
-        todo: dict[str, int] = {}  # each (clip, prompt, settings) asked once
-        for i, k in enumerate(keys):
-            if k and k not in found and refs[i].name not in self.stats.skipped:
-                todo.setdefault(k, i)
-        # every clip is decoded once, however many prompts it is asked with
-        by_clip: dict[str, list[int]] = {}
-        for i in todo.values():
-            by_clip.setdefault(refs[i].key, []).append(i)
-        asks = list(by_clip.values())
-        started = time.perf_counter()
-        for good in self._decoded([refs[ask[0]] for ask in asks], "generate"):
-            pairs = [(i, clip) for j, clip in good for i in asks[j]]
-            for start in range(0, len(pairs), self.batch_size):
-                chunk = pairs[start : start + self.batch_size]
-                texts = self._generate_batch(chunk, refs, prompts, settings)
-                new = {keys[i]: str(t) for (i, _), t in zip(chunk, texts)}
-                self.cache.put_texts(new)
-                found.update(new)
-                self.stats.generated += len(new)
-        if asks:
-            self.stats.embed_wall_seconds += time.perf_counter() - started
-        ok = np.array([k is not None and k in found for k in keys], dtype=bool)
-        return [found.get(k, "") if k else "" for k in keys], ok
+        """One text per (clip, prompt) and the mask of usable clips (maeb.generation)."""
+        return generation.generate(self, refs, prompts, settings)
 
-    def _generate_batch(self, pairs: list[tuple[int, np.ndarray]], refs, prompts, settings) -> list[str]:
-        t0 = time.perf_counter()
-        try:
-            texts = self.encoder.generate([clip for _, clip in pairs], [prompts[i] for i, _ in pairs], settings)
-        except MaebError:
-            raise
-        except Exception as exc:
-            names = ", ".join(refs[i].name for i, _ in pairs[:3])
-            raise ModelError(f"model {self.meta.name!r} failed to generate for {names} ({type(exc).__name__}: {exc})") from exc
-        self.stats.forward_seconds += time.perf_counter() - t0
-        return texts
-
-    # -- fingerprints ------------------------------------------------------------------------
     def begin_task(self, context: str = "") -> None:
-        self.stats = EmbedStats()
-        self.touched, self.touched_texts = set(), set()
-        self.context = context
+        self.record = TaskRecord(context)
+
+    @property
+    def stats(self) -> EmbedStats:
+        return self.record.stats
+
+    @property
+    def touched(self) -> set[str]:
+        return self.record.clips
+
+    @property
+    def touched_texts(self) -> set[str]:
+        return self.record.texts
+
+    @property
+    def context(self) -> str:
+        return self.record.context
+
+    @context.setter
+    def context(self, value: str) -> None:
+        self.record.context = value
 
     def fingerprints(self) -> dict:
-        """What tells two results apart by their inputs or by their vectors: a hash of the content
-        keys of every clip and text the task used, and of their vectors (exact bytes), plus the sum
-        of all vector values (how far apart two differing vector sets are)."""
-        keys = sorted(self.touched | self.touched_texts)
-        vectors = self.cache.get_many(keys)
-        h_in, h_vec = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
-        total = 0.0
-        for key in keys:
-            h_in.update(key.encode() + b"\0")
-            vec = vectors.get(key)
-            if vec is not None:
-                h_vec.update(key.encode() + b"\0" + vec.tobytes())
-                total += float(np.sum(vec, dtype=np.float64))
-        return {
-            "inputs": h_in.hexdigest(),
-            "vectors": h_vec.hexdigest(),
-            "vector_sum": round(total, 6),
-            "clips": len(self.touched),
-            "texts": len(self.touched_texts),
-        }
+        return self.record.fingerprints(self.cache)
 
     # -- evaluation progress ---------------------------------------------------------------
     def progress_iter(self, iterator, total: int, what: str):

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from . import tasktypes
 from .cache import EmbeddingCache, default_cache_dir
 from .context import RunContext
-from .embed import Embedder, EmbedStats
+from .embed import Embedder
 from .encoders import (
     ModelMeta,
     check_encoder,
@@ -35,6 +35,7 @@ from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 from .results import read_result, result_path, task_result, write_json_atomic, write_model_meta, write_text_atomic
 from .spec import TaskSpec
+from .taskrecord import EmbedStats
 
 
 @dataclass

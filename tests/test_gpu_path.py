@@ -2,7 +2,7 @@
 precisions, decoding overlapped with the forward, and the model loaded once per run.
 
 Out of memory is simulated with torch.cuda.OutOfMemoryError itself (the class exists in CPU
-builds), which is what maeb.embed.is_out_of_memory looks for."""
+builds), which is what maeb.device.is_out_of_memory looks for."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import torch
 import maeb.audio
 from maeb.audio import AudioRef, chunks, plan_batches
 from maeb.cli import main
-from maeb.embed import is_out_of_memory
+from maeb.device import is_out_of_memory
 from maeb.encoders import ModelMeta, precision_options
 from maeb.errors import ModelError
 from maeb.mock import SpectralEncoder, tone
