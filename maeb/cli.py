@@ -94,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--protocol",
         default=None,
-        help="reference protocol: maeb (default: the published MAEB leaderboard's) or mteb-2.26 (mteb 2.26.24); "
-        "recorded in every result",
+        help="reference protocol: mteb-2.26 (default: mteb 2.26.24, which the published MAEB results' evaluators "
+        "match) or paper (the MAEB-introduction code's caps and batching); recorded in every result "
+        "(`maeb list protocols`)",
     )
     run.add_argument(
         "--resampler",
