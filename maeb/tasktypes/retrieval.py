@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
 from ..audio import AudioRef
 from ..data import RetrievalData
 from ..errors import DataError
-from ..similarity import similarity_matrix
+from ..similarity import prepared, row_blocks, scores, similarity_matrix
 from . import Param
 
 NAME = "retrieval"
@@ -60,6 +61,8 @@ def embed_items(items: list, emb) -> tuple[np.ndarray, np.ndarray]:
         ok[audio_idx] = good
     if text_idx:
         parts["text"] = (text_idx, emb.text([str(items[i]) for i in text_idx]))
+    if len(parts) == 1:  # one side in item order: its vectors as they are (no second copy of a large set)
+        return np.asarray(next(iter(parts.values()))[1], dtype=np.float32), ok
     dim = next(iter(parts.values()))[1].shape[1] if parts else 0
     out = np.zeros((len(items), dim), dtype=np.float32)
     for idx, vecs in parts.values():
@@ -68,41 +71,62 @@ def embed_items(items: list, emb) -> tuple[np.ndarray, np.ndarray]:
 
 
 CORPUS_CHUNK = 50_000  # mteb's corpus_chunk_size: documents scored per step
+# Bound on one block of query-document scores (float32, with its topk values and indices) held at
+# a time: a corpus chunk of 50,000 documents is scored 1,250 queries at a time (about 256 MiB)
+# rather than all queries at once as mteb does (50,000 queries: 10 GB). Blocks are cut so that
+# every score keeps mteb's bits (see similarity.row_blocks); a search that fits is one block,
+# mteb's own product.
+SCORE_BLOCK_BYTES = 256 * 2**20
+LIST_ROWS = 256  # topk rows turned into Python lists at a time (a row of 1,001 pairs: about 70 kB)
 
 
-def search(data: RetrievalData, emb, top_k: int) -> dict[str, dict[str, float]]:
+def search(data: RetrievalData, emb, top_k: int, block_bytes: int = SCORE_BLOCK_BYTES) -> dict[str, dict[str, float]]:
     """Each query's top_k documents with their scores, chosen as mteb chooses them: torch.topk of
     top_k + 1 per corpus chunk, then the top_k largest (score, document id) pairs, so ties at the
     cut go to the larger id."""
+    return dict(iter_search(data, emb, top_k, block_bytes))
+
+
+def iter_search(
+    data: RetrievalData, emb, top_k: int, block_bytes: int = SCORE_BLOCK_BYTES
+) -> Iterator[tuple[str, dict[str, float]]]:
+    """`search`'s (query id, {document id: score}) items in query order; with unique ids and one
+    corpus chunk only a block's results are alive at a time, so a caller that scores each query as
+    it comes holds n_queries x top_k scores nowhere (50,000 x 1,000 as dicts: about 7 GB)."""
     q, q_ok = embed_items([item for _, item in data.queries], emb)
     d, d_ok = embed_items([item for _, item in data.corpus], emb)
     qids = [i for (i, _), k in zip(data.queries, q_ok) if k]
     dids = [i for (i, _), k in zip(data.corpus, d_ok) if k]
-    q, d = q[q_ok], d[d_ok]
+    q, d = (q, d) if q_ok.all() and d_ok.all() else (q[q_ok], d[d_ok])
     if data.candidates is not None:
-        return _rerank(qids, q, dids, d, data.candidates, emb.similarity)
+        return iter(_rerank(qids, q, dids, d, data.candidates, emb.similarity).items())
     if data.has_repeated_ids or len(dids) > CORPUS_CHUNK:
-        return _heap_search(qids, q, dids, d, top_k, emb.similarity)
-    return _top_search(qids, q, dids, d, top_k, emb.similarity)
+        return iter(_heap_search(qids, q, dids, d, top_k, emb.similarity, block_bytes).items())
+    return _top_search(qids, q, dids, d, top_k, emb.similarity, block_bytes)
 
 
-def _top_search(qids, q, dids, d, top_k, similarity) -> dict[str, dict[str, float]]:
+def _top_search(qids, q, dids, d, top_k, similarity, block_bytes) -> Iterator[tuple[str, dict[str, float]]]:
     """One corpus chunk and unique ids: the heap of mteb's search keeps the top_k + 1 candidates
     but their smallest (score, id) pair, which is found directly."""
     import torch
 
-    results: dict[str, dict[str, float]] = {}
+    qs, ds = prepared(q, similarity), prepared(d, similarity)
+    del q, d  # cosine: the unit rows are all that is needed from here on
     take = min(top_k + 1, len(dids))
-    for start in range(0, len(qids), 512):
-        block = torch.as_tensor(similarity_matrix(q[start : start + 512], d, similarity))
-        values, index = torch.topk(block, take, dim=1, largest=True)
-        values, index = values.tolist(), index.tolist()
-        for row in range(len(values)):
-            pairs = list(zip(values[row], (dids[j] for j in index[row])))
-            if len(pairs) > top_k:
-                pairs.remove(min(pairs))
-            results[qids[start + row]] = {doc: score for score, doc in pairs}
-    return results
+    for start, stop in row_blocks(len(qids), _row_bytes(len(dids), take), block_bytes):
+        values, index = torch.topk(scores(qs[start:stop], ds, similarity), take, dim=1, largest=True)
+        for lo in range(0, stop - start, LIST_ROWS):
+            found, picks = values[lo : lo + LIST_ROWS].tolist(), index[lo : lo + LIST_ROWS].tolist()
+            for row in range(len(found)):
+                pairs = list(zip(found[row], (dids[j] for j in picks[row])))
+                if len(pairs) > top_k:
+                    pairs.remove(min(pairs))
+                yield qids[start + lo + row], {doc: score for score, doc in pairs}
+
+
+def _row_bytes(n_docs: int, take: int) -> int:
+    """What one query row of a block holds: its float32 scores and its topk values and indices."""
+    return 4 * n_docs + 12 * take
 
 
 def _rerank(qids, q, dids, d, candidates, similarity) -> dict[str, dict[str, float]]:
@@ -114,28 +138,28 @@ def _rerank(qids, q, dids, d, candidates, similarity) -> dict[str, dict[str, flo
         cand = [c for c in candidates.get(qid, []) if c in position]
         results[qid] = {}
         if cand:
-            scores = similarity_matrix(q[row : row + 1], d[[position[c] for c in cand]], similarity)[0]
-            results[qid] = {c: float(s) for c, s in zip(cand, scores)}
+            scored = similarity_matrix(q[row : row + 1], d[[position[c] for c in cand]], similarity)[0]
+            results[qid] = {c: float(s) for c, s in zip(cand, scored)}
     return results
 
 
-def _heap_search(qids, q, dids, d, top_k, similarity) -> dict[str, dict[str, float]]:
+def _heap_search(qids, q, dids, d, top_k, similarity, block_bytes) -> dict[str, dict[str, float]]:
     """mteb's search step by step, for repeated ids and corpora of several chunks: per corpus chunk,
     every query row pushes its torch.topk(top_k + 1) (score, doc id) pairs into one bounded heap per
     query id; the heap's items then become {doc id: score} in heap order, so a repeated document id
     keeps the score of its last item there."""
     import torch
 
+    qs = prepared(q, similarity)
     heaps: dict[str, list] = {qid: [] for qid in qids}
     for chunk in range(0, len(dids), CORPUS_CHUNK):
-        part, part_ids = d[chunk : chunk + CORPUS_CHUNK], dids[chunk : chunk + CORPUS_CHUNK]
+        part, part_ids = prepared(d[chunk : chunk + CORPUS_CHUNK], similarity), dids[chunk : chunk + CORPUS_CHUNK]
         take = min(top_k + 1, len(part_ids))
-        for start in range(0, len(qids), 512):
-            block = torch.as_tensor(similarity_matrix(q[start : start + 512], part, similarity))
-            values, index = torch.topk(block, take, dim=1, largest=True)
-            for row, (scores, picks) in enumerate(zip(values.tolist(), index.tolist())):
+        for start, stop in row_blocks(len(qids), _row_bytes(len(part_ids), take), block_bytes):
+            values, index = torch.topk(scores(qs[start:stop], part, similarity), take, dim=1, largest=True)
+            for row, (found, picks) in enumerate(zip(values.tolist(), index.tolist())):
                 heap = heaps[qids[start + row]]
-                for score, j in zip(scores, picks):
+                for score, j in zip(found, picks):
                     item = (score, part_ids[j])
                     if len(heap) < top_k:
                         heapq.heappush(heap, item)
@@ -211,16 +235,22 @@ def nauc(confidence: np.ndarray, metric: np.ndarray) -> float:
     return float("nan") if oracle == flat else float((raw - flat) / (oracle - flat))
 
 
-def retrieval_metrics(results: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]], k_values) -> dict:
+def retrieval_metrics(
+    results: Mapping[str, dict[str, float]] | Iterable[tuple[str, dict[str, float]]], qrels: dict[str, dict[str, int]], k_values
+) -> dict:
     """Scores of every query in `results` (mteb keeps each query that has a qrels entry, with or
     without a relevant document or a result), averaged; ndcg/map/recall/precision/hit rate rounded
     to 5 places as mteb rounds them, MRR unrounded, plus the nAUC of each metric under three
-    confidence functions."""
-    evaluated = [q for q in results if q in qrels]
-    if not evaluated:
+    confidence functions. `results` may be (query id, scores) items with unique ids, as
+    `iter_search` yields them: each query is reduced to its metrics as it comes."""
+    items = results.items() if isinstance(results, Mapping) else results
+    per_query, confidence = [], []
+    for qid, docs in items:
+        if qid in qrels:
+            per_query.append(query_metrics(_ranked(docs), qrels[qid], k_values))
+            confidence.append(_confidence(list(docs.values())))
+    if not per_query:
         raise DataError("no query has a qrels entry and a decodable clip; check qrels and ids")
-    per_query = [query_metrics(_ranked(results[q]), qrels[q], k_values) for q in evaluated]
-    confidence = [_confidence(list(results[q].values())) for q in evaluated]
     out: dict[str, float] = {}
     names = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision", "HitRate": "hit_rate", "MRR": "mrr"}
     for short, name in names.items():
@@ -249,10 +279,14 @@ def evaluate(data, split, emb, spec, state) -> dict:
     qrels = {q: docs for q, docs in split_data.qrels.items() if docs}
     queries = [(q, v) for q, v in split_data.queries if q in qrels]
     split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
-    results = search(split_data, emb, p["top_k"])
+    results = iter_search(split_data, emb, p["top_k"])
+    return retrieval_metrics((_adjusted(qid, docs, p) for qid, docs in results), qrels, p["k_values"])
+
+
+def _adjusted(qid: str, docs: dict[str, float], p) -> tuple[str, dict[str, float]]:
+    """One query's results after the protocol's two corrections for a query found in its own pool."""
     if p["ignore_identical_ids"]:
-        for qid, docs in results.items():
-            docs.pop(qid, None)
+        docs.pop(qid, None)
     if p["skip_first_result"]:
-        results = {q: dict(sorted(d.items(), key=lambda x: x[1], reverse=True)[1:]) for q, d in results.items()}
-    return retrieval_metrics(results, qrels, p["k_values"])
+        docs = dict(sorted(docs.items(), key=lambda x: x[1], reverse=True)[1:])
+    return qid, docs
