@@ -97,9 +97,10 @@ def floor(encoder, batches) -> float:
 
 
 def floor_worker(job: dict) -> None:
-    """The floor in a process of its own that does nothing else: in the process that had run the
-    plan pass (the evaluator included), small-batch forwards (wav2vec2, resemblyzer) ran several
-    times slower than the same forwards inside `maeb run`, so the plan's leftovers stay out."""
+    """The floor in a process of its own that does nothing else (so the plan pass's leftovers stay
+    out). Measured under load: small-batch forwards (wav2vec2, resemblyzer) still ran 3-10x slower
+    here than the same batches inside `maeb run`, cause not found; for those families read the
+    "in-run outside" column (forward and the rest timed in one process)."""
     t0 = time.perf_counter()
     encoder = load_encoder(find_model(job["entry"]))
     load_s = time.perf_counter() - t0
