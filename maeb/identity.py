@@ -56,34 +56,81 @@ def versions(packages) -> dict[str, str]:
 
 
 _fingerprint_lock = threading.Lock()
-_fingerprints: dict[tuple, str] = {}
+_fingerprints: dict[str, str] = {}  # "path\0size\0mtime" -> blake2b of the file
 
 
-def path_fingerprint(path: str) -> dict:
+def path_fingerprint(path: str, memo_dir: Path | None = None) -> dict:
     """A local file or folder of weights by content: a fine-tuned checkpoint at another path, or
-    new weights written over the same path, gets another identity. Hashes are remembered per
-    (path, size, mtime) for the life of the process."""
+    new weights written over the same path, gets another identity. Each file's hash is remembered
+    per (path, size, mtime) for the life of the process, and in memo_dir (the run's cache folder)
+    across runs, so a job per task does not reread a 15 GB checkpoint to name it."""
     target = Path(os.path.expanduser(str(path)))
     if not target.exists():
         return {"path": str(path), "content": "missing"}
     files = [target] if target.is_file() else sorted(p for p in target.rglob("*") if p.is_file())
     h = hashlib.blake2b(digest_size=16)
     for file in files:
-        stat = file.stat()
-        key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns)
-        with _fingerprint_lock:
-            known = _fingerprints.get(key)
-        if known is None:
-            fh = hashlib.blake2b(digest_size=16)
-            with open(file, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 22), b""):
-                    fh.update(block)
-            known = fh.hexdigest()
-            with _fingerprint_lock:
-                _fingerprints[key] = known
         rel = file.name if target.is_file() else str(file.relative_to(target))
-        h.update(f"{rel}\0{known}\0".encode())
+        h.update(f"{rel}\0{_file_hash(file, memo_dir)}\0".encode())
     return {"path": str(target.resolve()), "content": h.hexdigest()}
+
+
+def _file_hash(file: Path, memo_dir: Path | None) -> str:
+    stat = file.stat()
+    key = f"{file.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
+    with _fingerprint_lock:
+        known = _fingerprints.get(key)
+    if known is None and memo_dir is not None:
+        known = _memo_get(memo_dir, key)
+    if known is None:
+        digest = hashlib.blake2b(digest_size=16)
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        known = digest.hexdigest()
+        if memo_dir is not None:
+            _memo_put(memo_dir, key, known)
+    with _fingerprint_lock:
+        _fingerprints[key] = known
+    return known
+
+
+def _memo_db(memo_dir: Path):
+    import sqlite3
+
+    Path(memo_dir).mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(Path(memo_dir) / "file-hashes.sqlite", timeout=30)
+    db.execute("CREATE TABLE IF NOT EXISTS hashes (key TEXT PRIMARY KEY, hash TEXT NOT NULL)")
+    return db
+
+
+def _memo_get(memo_dir: Path, key: str) -> str | None:
+    """A remembered hash, or None (also when the memo cannot be read: the file is then hashed)."""
+    import sqlite3
+
+    try:
+        db = _memo_db(memo_dir)
+        try:
+            row = db.execute("SELECT hash FROM hashes WHERE key = ?", (key,)).fetchone()
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        return None
+    return row[0] if row and len(row[0]) == 32 else None
+
+
+def _memo_put(memo_dir: Path, key: str, value: str) -> None:
+    import sqlite3
+
+    try:
+        db = _memo_db(memo_dir)
+        try:
+            with db:
+                db.execute("INSERT OR REPLACE INTO hashes VALUES (?, ?)", (key, value))
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        pass  # a read-only or full cache folder: the hash is only not remembered
 
 
 METADATA_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".txt", ".toml", ".yaml", ".yml"}
@@ -142,13 +189,18 @@ def experiment_settings(
 
 
 def declared_identity(
-    meta, options: Mapping, protocol: str, resampler: str | None = None, call_batch_size: int | None = None
+    meta,
+    options: Mapping,
+    protocol: str,
+    resampler: str | None = None,
+    call_batch_size: int | None = None,
+    memo_dir: Path | None = None,
 ) -> dict:
     """What is known about an encoder without loading it (resampler: None for the protocol's own;
     call_batch_size: None for mteb's batches of the families batched in call order)."""
     shown = {}
     for key, value in sorted(options.items()):
-        shown[key] = path_fingerprint(value) if key in PATH_OPTIONS and value else value
+        shown[key] = path_fingerprint(value, memo_dir) if key in PATH_OPTIONS and value else value
     return {
         "name": meta.name,
         "revision": str(meta.revision),

@@ -379,7 +379,7 @@ def _identities(meta: ModelMeta, cfg: RunConfig, protocol, overrides: dict) -> t
     calls = cfg.call_batch_size if cfg.call_batch_size != protocol.call_batch_size else None
     if calls is not None and calls < 1:
         raise SpecError(f"--call-batch-size must be at least 1, not {calls}")
-    declared = declared_identity(meta, merged_options(meta, overrides), protocol.name, resampler, calls)
+    declared = declared_identity(meta, merged_options(meta, overrides), protocol.name, resampler, calls, Path(cfg.cache_dir))
     experiment = experiment_settings(meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls)
     return declared, experiment
 

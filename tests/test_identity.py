@@ -190,3 +190,25 @@ def test_mteb_benchmark_tables_read_maeb_results(tmp_path, tone_folder, weighted
     ours = json.loads(next((tmp_path / "res").rglob("ESC50Clustering.json")).read_text())
     assert list(frame["task_name"]) == ["ESC50Clustering"]
     assert float(frame["test/weighted"].iloc[0]) == pytest.approx(ours["scores"]["train"][0]["main_score"])
+
+
+def test_weight_hashes_are_remembered_in_the_cache_folder(tmp_path, monkeypatch):
+    """A second process names the same weights without reading them; changed weights are read."""
+    from maeb import identity
+
+    weights = tmp_path / "ckpt"
+    weights.mkdir()
+    (weights / "model.safetensors").write_bytes(b"w" * 1000)
+    memo = tmp_path / "cache"
+    first = identity.path_fingerprint(str(weights), memo)
+    monkeypatch.setattr(identity, "_fingerprints", {})  # a new process
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the weights were read again")
+
+    monkeypatch.setattr(identity, "open", no_reading, raising=False)
+    assert identity.path_fingerprint(str(weights), memo) == first
+    monkeypatch.undo()
+    (weights / "model.safetensors").write_bytes(b"v" * 1001)
+    assert identity.path_fingerprint(str(weights), memo)["content"] != first["content"]
+    assert identity.path_fingerprint(str(weights))["content"] != first["content"]  # no memo: hashed
