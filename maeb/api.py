@@ -89,21 +89,18 @@ def _in_languages(spec: TaskSpec, wanted: Sequence[str]) -> TaskSpec | None:
     return spec if _speaks(spec.languages, wanted) else None
 
 
-class _Instance:
+def _meta_of(encoder, name: str | None, revision: str | None) -> ModelMeta:
     """A ModelMeta for an encoder object a user built: named by its `name` (else its class), its
     family the class's import path, its sides from what it implements."""
-
-    @staticmethod
-    def meta_of(encoder, name: str | None, revision: str | None) -> ModelMeta:
-        cls = type(encoder)
-        modalities = tuple(m for m, ok in (("audio", has_audio(encoder)), ("text", has_text(encoder))) if ok)
-        return ModelMeta(
-            name=name or getattr(encoder, "name", None) or f"local/{cls.__name__}",
-            family=f"{cls.__module__}:{cls.__qualname__}",
-            revision=str(revision or getattr(encoder, "revision", "local")),
-            modalities=modalities or ("audio",),
-            embed_dim=getattr(encoder, "embed_dim", None),
-        )
+    cls = type(encoder)
+    modalities = tuple(m for m, ok in (("audio", has_audio(encoder)), ("text", has_text(encoder))) if ok)
+    return ModelMeta(
+        name=name or getattr(encoder, "name", None) or f"local/{cls.__name__}",
+        family=f"{cls.__module__}:{cls.__qualname__}",
+        revision=str(revision or getattr(encoder, "revision", "local")),
+        modalities=modalities or ("audio",),
+        embed_dim=getattr(encoder, "embed_dim", None),
+    )
 
 
 def evaluate(
@@ -148,7 +145,7 @@ def evaluate(
     elif isinstance(model, (str, Path)):
         meta = get_model(model)
     else:
-        encoder, meta = model, _Instance.meta_of(model, name, revision)
+        encoder, meta = model, _meta_of(model, name, revision)
     specs = select_tasks([tasks] if isinstance(tasks, (str, Path, TaskSpec, Benchmark)) else tasks)
     cfg = RunConfig(
         output_dir=Path(output_dir) if output_dir is not None else None,
