@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -187,17 +186,7 @@ def main(argv=None) -> int:
     models = bench_models.build(build / "checkpoints", args.models)
     build.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="vs-mteb-", dir=build))
-    env = dict(os.environ)
-    env.update(
-        # per invocation: datasets keys a local folder's cache by its relative file names, so a
-        # folder rebuilt in place would be served the old table
-        HF_DATASETS_CACHE=str(work / "hf-datasets"),
-        HF_HUB_OFFLINE="1",
-        HF_DATASETS_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        TOKENIZERS_PARALLELISM="false",
-        TQDM_DISABLE="1",
-    )
+    env = {**parity.offline_env(work), "TQDM_DISABLE": "1"}
     protocol = parity.maeb_protocol_flag(args.maeb_python, parity.DEFAULT_PROTOCOL)
     for task in tasks:  # both sides' converted datasets, as after a download (untimed)
         job = {"family": args.models[0], "task": task, "checkpoint": str(models[args.models[0]]), "data": str(data[task])}

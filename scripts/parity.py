@@ -397,6 +397,21 @@ def compare_vectors(mteb_vectors: dict, maeb_cache: dict, keys: dict) -> dict | 
     return {"clips": paired, "max_abs": worst, "over_1e-5": over, "unpaired": unpaired}
 
 
+def offline_env(work: Path) -> dict[str, str]:
+    """The environment both sides run in: offline switches, and a datasets cache of this
+    invocation (datasets keys a local folder's cache by its relative file names, so a folder
+    rebuilt in place would be served the old table)."""
+    env = dict(os.environ)
+    env.update(
+        HF_DATASETS_CACHE=str(work / "hf-datasets"),
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
+    return env
+
+
 def maeb_protocol_flag(python: str, wanted: str | None) -> list[str]:
     """`--protocol NAME` when maeb's CLI knows that protocol; nothing when it has no such flag."""
     if not wanted:
@@ -482,14 +497,7 @@ def run(args) -> dict:
     build.mkdir(parents=True, exist_ok=True)  # a fresh clone has no .parity/ yet
     work = Path(args.work_dir).resolve() if args.work_dir else Path(tempfile.mkdtemp(prefix="run-", dir=build))
     work.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    env.update(
-        HF_DATASETS_CACHE=str(work / "hf-datasets"),
-        HF_HUB_OFFLINE="1",
-        HF_DATASETS_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        TOKENIZERS_PARALLELISM="false",
-    )
+    env = offline_env(work)
     # mteb runs here: the same caches and offline switches, and no progress bars
     os.environ.update({k: env[k] for k in ("HF_DATASETS_CACHE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")})
     os.environ["TQDM_DISABLE"] = "1"
