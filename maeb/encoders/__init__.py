@@ -48,12 +48,26 @@ class TextGenerator(Protocol):
     def config(self) -> dict: ...
 
 
+@runtime_checkable
+class AudioSynthesizer(Protocol):
+    """A text-to-audio system (maeb.audiogen): one mono float32 clip at sample_rate per request.
+    `capabilities` (maeb.audiogen.request.Capabilities, optional) says which request fields it
+    accepts and what it needs; config() names everything that changes its output."""
+
+    sample_rate: int
+
+    def synthesize(self, requests: list) -> list[np.ndarray]: ...
+
+    def config(self) -> dict: ...
+
+
 # The one registry of model sides: the method that declares a side, its protocol, and the
 # members the engine relies on (checked when a model loads, by check_encoder)
 SIDES: dict[str, tuple[type, tuple[str, ...]]] = {
     "embed_audio": (AudioEncoder, ("sample_rate", "max_seconds", "batching", "config")),
     "embed_text": (TextEncoder, ("config",)),
     "generate": (TextGenerator, ("sample_rate", "max_seconds", "batching", "config")),
+    "synthesize": (AudioSynthesizer, ("sample_rate", "config")),
 }
 
 
@@ -92,6 +106,9 @@ FAMILIES = {
     "wav2clip": "maeb.encoders.clap_family:Wav2ClipEncoder",
     "muq-mulan": "maeb.encoders.clap_family:MuQMuLanEncoder",
     "mteb": "maeb.encoders.mteb_bridge:MtebWrapperEncoder",
+    "mmag-oracle": "maeb.audiogen.systems:OracleSystem",
+    "mmag-resynth": "maeb.audiogen.systems:ResynthSystem",
+    "mmag-noise": "maeb.audiogen.systems:NoiseSystem",
     "mock-spectral": "maeb.mock:SpectralEncoder",
     "mock-identity": "maeb.mock:IdentityEncoder",
     "mock-tone-describer": "maeb.mock:ToneDescriber",
@@ -463,12 +480,13 @@ def check_encoder(meta: ModelMeta, encoder) -> None:
                 raise ModelError(f"model {meta.name!r}: {cls} has {method}() ({proto.__name__}) but no {member!r}")
     if not callable(encoder.config):
         raise ModelError(f"model {meta.name!r}: {cls}.config must be a method returning what changes its outputs")
-    if "sample_rate" in {m for method in sides for m in SIDES[method][1]}:
-        if encoder.batching not in BATCHING_MODES:
+    members = {m for method in sides for m in SIDES[method][1]}
+    if "sample_rate" in members:
+        if "batching" in members and encoder.batching not in BATCHING_MODES:
             raise ModelError(f"model {meta.name!r}: batching {encoder.batching!r} is not one of {', '.join(BATCHING_MODES)}")
         if not isinstance(encoder.sample_rate, int) or isinstance(encoder.sample_rate, bool) or encoder.sample_rate <= 0:
             raise ModelError(f"model {meta.name!r}: sample_rate must be a positive integer, got {encoder.sample_rate!r}")
-        if encoder.max_seconds is not None and not encoder.max_seconds > 0:
+        if getattr(encoder, "max_seconds", None) is not None and not encoder.max_seconds > 0:
             raise ModelError(f"model {meta.name!r}: max_seconds must be positive or None, got {encoder.max_seconds!r}")
         min_samples = getattr(encoder, "min_samples", 0)
         if not isinstance(min_samples, (int, np.integer)) or min_samples < 0:
@@ -493,6 +511,10 @@ def has_audio(encoder) -> bool:
 
 def has_generate(encoder) -> bool:
     return callable(getattr(encoder, "generate", None))
+
+
+def has_synthesize(encoder) -> bool:
+    return callable(getattr(encoder, "synthesize", None))
 
 
 def identity(meta: ModelMeta, encoder, protocol: str | None = None, device: str = "cpu") -> dict:

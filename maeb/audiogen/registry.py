@@ -1,0 +1,64 @@
+"""The one registry of audio-generation scorers. A scorer group computes one or more result keys
+from one pass over the generated clips (CNN14 gives FD, KL and IS from the same forward); a spec
+names the keys it wants and, per group, the options of its reference model (the defaults are the
+MMAG paper's models; MMAG-lite names the offline stand-ins)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from ..errors import SpecError
+
+
+@dataclass(frozen=True)
+class ScorerGroup:
+    keys: tuple[str, ...]  # result keys the group can give (a spec asks for some of them)
+    factory: str  # "module:callable"(keys: tuple[str, ...], options: dict, device: str, cache_dir) -> Metric
+    needs_reference: bool = False  # needs the real recording of each scene
+    needs_voice_prompt: bool = False
+    needs_timestamps: bool = False
+    set_level: tuple[str, ...] = ()  # keys that are one value for the whole set, not a mean over clips
+    lower_is_better: tuple[str, ...] = ()
+
+
+GROUPS: dict[str, ScorerGroup] = {
+    "cnn14": ScorerGroup(
+        ("fd", "kl", "is"),
+        "maeb.audiogen.distribution:CNN14Scores",
+        needs_reference=True,
+        set_level=("fd", "is"),
+        lower_is_better=("fd", "kl"),
+    ),
+    "aesthetics": ScorerGroup(("pq", "pc", "ce", "cu"), "maeb.audiogen.aesthetics:AestheticsScores"),
+    "clap": ScorerGroup(("clap",), "maeb.audiogen.clapscore:ClapScore"),
+    "wer": ScorerGroup(
+        ("wer", "hit_rate", "wer_caps", "proportion"),
+        "maeb.audiogen.speech:WERScore",
+        lower_is_better=("wer", "hit_rate", "wer_caps", "proportion"),
+    ),
+    "utmos": ScorerGroup(("utmos",), "maeb.audiogen.speech:UTMOSScore"),
+    "spk_sim": ScorerGroup(("spk_sim",), "maeb.audiogen.speech:SpeakerSimilarity", needs_voice_prompt=True),
+    "timing": ScorerGroup(("speech_f1", "sound_f1"), "maeb.audiogen.timing:TimestampF1", needs_timestamps=True),
+    "aaj": ScorerGroup(("aaj",), "maeb.audiogen.judge:AnyAudioJudge"),
+}
+KEY_GROUP = {key: name for name, group in GROUPS.items() for key in group.keys}
+LOWER_IS_BETTER = frozenset(k for g in GROUPS.values() for k in g.lower_is_better)
+
+
+def group_of(key: str, where: str) -> str:
+    if key not in KEY_GROUP:
+        raise SpecError(f"{where}: unknown generation metric {key!r}; known: {', '.join(KEY_GROUP)}")
+    return KEY_GROUP[key]
+
+
+def build(group: str, keys: tuple[str, ...], options: dict, device: str, cache_dir):
+    """The group's scorer; raises MetricUnavailable (its package or model is missing)."""
+    module, attr = GROUPS[group].factory.split(":")
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        from .metric import MetricUnavailable
+
+        raise MetricUnavailable(f"{group}: {exc}") from exc
+    return factory(keys=keys, options=dict(options), device=device, cache_dir=cache_dir)
