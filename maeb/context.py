@@ -52,8 +52,12 @@ class RunContext:
     def variables(self) -> dict[str, str]:
         """Values of the variables a spec's data.path may name."""
         from .lite import default_dir
+        from .mmag_lite import default_dir as mmag_lite_dir
 
-        return {"MAEB_LITE_DIR": str(self.lite_dir or default_dir(Path(self.cache_dir)))}
+        return {
+            "MAEB_LITE_DIR": str(self.lite_dir or default_dir(Path(self.cache_dir))),
+            "MMAG_LITE_DIR": str(mmag_lite_dir(Path(self.cache_dir))),
+        }
 
 
 def default_context() -> RunContext:

@@ -174,8 +174,10 @@ def _jsonl_rows(path: Path) -> list[tuple[int, dict]]:
     return rows
 
 
-def load_audiofolder(folder: str | Path, audio_column: str = "audio") -> Table:
-    """Read metadata.csv (or metadata.jsonl); `file_name` becomes an AudioRef column."""
+def load_audiofolder(folder: str | Path, audio_column: str = "audio", path_columns: Sequence[str] = ()) -> Table:
+    """Read metadata.csv (or metadata.jsonl); `file_name` becomes an AudioRef column, and so does
+    each of `path_columns` present (further audio files named by relative paths, e.g. a voice
+    prompt that only some subsets have; an empty cell stays None)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"audio folder {folder} does not exist")
@@ -199,7 +201,10 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio") -> Table:
         name = str(row["file_name"])
         refs.append(AudioRef(name, path=str(folder / name)))
         for key in columns:
-            columns[key].append(row[key])
+            value = row[key]
+            if key in path_columns:
+                value = AudioRef(str(value), path=str(_existing_audio(folder / str(value)))) if value else None
+            columns[key].append(value)
     return Table({audio_column: refs, **columns}, name=str(folder), source=str(source), lines=[line for line, _ in rows])
 
 

@@ -94,7 +94,13 @@ DERIVE_MEANINGS = {
 }
 # Protocol parameters a task type still declares as plain values (no Param, so no doc of its own)
 PLAIN_PARAM_DOCS: dict[tuple[str, str], str] = {}  # (type, parameter) -> meaning, for a type whose PARAMS are plain values
-SIDES = {"audio": "audio encoder", "text": "text encoder", "generate": "text generation", "judge": "an LLM judge"}
+SIDES = {
+    "audio": "audio encoder",
+    "text": "text encoder",
+    "generate": "text generation",
+    "synthesize": "audio generation",
+    "judge": "an LLM judge",
+}
 TOPICS = ("spec", "transforms", "derive", "types")
 WIDTH = 100
 

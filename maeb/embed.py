@@ -69,6 +69,7 @@ class Embedder:
         self.max_clips: int | None = None  # lowered by an out-of-memory back-off, kept for the run
         self.max_samples: int | None = None
         self.policy = policy
+        self.generated_dir = None  # where a text-to-audio system's clips go (set per task by the runner)
         if policy is None and (has_audio(encoder) or callable(getattr(encoder, "generate", None))):
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)
         self.begin_task("")

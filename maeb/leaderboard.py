@@ -4,7 +4,8 @@ Per task: the mean of a model's main scores over subsets and splits. A model tha
 (subset, split) of a task has no score for it in the means, but its partial mean still votes in
 the Borda count (as in mteb). Borda: within each task, models are ranked by score (ties share the
 average rank); a model earns n_models - rank points; a missing task earns nothing; the final rank
-orders total points, ties sharing the best rank. Mean (Task), Mean (TaskType) and the category and
+orders total points, ties sharing the best rank. A task whose main score is lower-is-better (FD,
+KL or WER of audio generation: TaskInfo.lower_is_better) ranks the smallest first. Mean (Task), Mean (TaskType) and the category and
 domain means are empty when any of their tasks is missing.
 
 load_board reads result folders and CSV files (maeb.scores: what it rejects, it reports) and joins
@@ -142,12 +143,13 @@ def aggregate(
     models = sorted(m for m in complete if complete[m])
     n_models = len(models)
     points: dict[str, float] = defaultdict(float)
+    infos = infos if infos is not None else task_infos(present)
     for task in present:
         names = list(partial[task])
-        ranks = rankdata([-partial[task][m] for m in names], method="average")
+        sign = 1.0 if infos.get(task, TaskInfo(task)).lower_is_better else -1.0  # rank 1 is the best model
+        ranks = rankdata([sign * partial[task][m] for m in names], method="average")
         for name, r in zip(names, ranks):
             points[name] += n_models - r
-    infos = infos if infos is not None else task_infos(present)
     task_list = [infos.get(t, TaskInfo(t)) for t in present]
     rows = []
     for model in models:

@@ -184,10 +184,12 @@ def load_task(spec: TaskSpec, ctx: RunContext | None = None) -> dict[str, dict[s
                 raise DataError(f"{where}: webdataset sources hold one subset; list one spec per subset")
             tables = {split: _webdataset_split(d, src, split, where) for split in wanted}
         elif d.source in ("audiofolder", "metafolder", "hub-files"):
-            if subset != "default":
+            if subset != "default" and d.source != "audiofolder":
                 raise DataError(f"{where}: {d.source} sources hold one subset; list one spec per subset")
             if d.source == "audiofolder":
-                table = load_audiofolder(src.location, d.audio_column)
+                # subsets of an audio folder are its subfolders, each an audio folder of its own
+                folder = src.location if subset == "default" else str(Path(src.location) / subset)
+                table = load_audiofolder(folder, d.audio_column, d.audio_columns[1:])
             else:
                 root = src.location if d.source == "metafolder" else hub_snapshot(src.location, d.revision, snapshot_patterns(d))
                 table = load_metafolder(root, d.meta_file, d.audio_template, d.audio_column)

@@ -23,6 +23,7 @@ from .encoders import (
     check_precision,
     has_audio,
     has_generate,
+    has_synthesize,
     has_text,
     length_policy,
     load_encoder,
@@ -124,6 +125,8 @@ def _missing_side(needs: set[str], encoder) -> str | None:
         return "audio"
     if "generate" in needs and not has_generate(encoder):
         return "text-generation"
+    if "synthesize" in needs and not has_synthesize(encoder):
+        return "audio-generation"
     if "text" in needs and not has_text(encoder):
         return "text"
     return None
@@ -174,6 +177,7 @@ def evaluate_task(spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=None
         entries = []
         for subset, tables in data.items():
             emb.label(spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]")
+            state.subset = subset
             result = tasktypes.as_evaluation(kind.evaluate(tables, split, emb, spec, state))
             values = result.metrics
             if spec.main_score not in values:
@@ -270,6 +274,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     log = log or ctx.log
     root = Path(cfg.output_dir) if cfg.output_dir is not None else None
     protocol = get_protocol(cfg.protocol)
+    prepare_offline_data(specs, ctx, log)
     if encoder is not None and cfg.precision:
         raise ModelError(f"model {meta.name!r}: --precision applies when maeb loads the model; build the encoder in that dtype")
     overrides = _overrides(meta, cfg)
@@ -309,6 +314,12 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     try:
         for spec, path, ident in pending:
             emb.begin_task(spec.name)
+            # generated audio lives beside the result (or in the cache when nothing is written)
+            emb.generated_dir = (
+                path.parent / "generated" / spec.name
+                if path is not None
+                else Path(cfg.cache_dir) / "generated" / meta.folder / spec.name
+            )
             try:
                 outcome = evaluate_task(spec, emb, cfg.on_leak, log)
             except MaebError as exc:
@@ -365,6 +376,15 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     summary.results = [done.get(s.name) or existing[s.name] for s in specs if s.name in done or s.name in existing]
     summary.wall_seconds = time.perf_counter() - started
     return summary
+
+
+def prepare_offline_data(specs: list[TaskSpec], ctx: RunContext, log) -> None:
+    """Offline benchmarks are built on first use, before any identity reads their folders
+    (MMAG-lite; a complete build of any size is reused: the run identity names its content)."""
+    if any("${MMAG_LITE_DIR}" in spec.data.path for spec in specs):
+        from .mmag_lite.build import build
+
+        build(Path(ctx.variables()["MMAG_LITE_DIR"]), log=log, any_size=True)
 
 
 def _overrides(meta: ModelMeta, cfg: RunConfig) -> dict:
@@ -473,12 +493,15 @@ def _plan_sides(meta: ModelMeta, cfg: RunConfig) -> set[str]:
     family's class generates, and a judge when one is configured."""
     from .encoders import resolve_factory
 
-    sides = set(meta.modalities)
-    if callable(getattr(resolve_factory(meta.family), "generate", None)):
-        sides.add("generate")
+    sides = set(meta.modalities) | _generative_sides(resolve_factory(meta.family))
     if cfg.judge is not None:
         sides.add("judge")
     return sides
+
+
+def _generative_sides(factory) -> set[str]:
+    """The generative sides a family's class declares (writing text, writing audio)."""
+    return {side for side in ("generate", "synthesize") if callable(getattr(factory, side, None))}
 
 
 def require_sides(meta: ModelMeta, specs: list[TaskSpec], judge: bool = False) -> None:
@@ -488,8 +511,7 @@ def require_sides(meta: ModelMeta, specs: list[TaskSpec], judge: bool = False) -
     from .encoders import resolve_factory
 
     with contextlib.suppress(MaebError):
-        if callable(getattr(resolve_factory(meta.family), "generate", None)):
-            sides.add("generate")
+        sides |= _generative_sides(resolve_factory(meta.family))
     if judge:
         sides.add("judge")
     misfits = []
@@ -588,6 +610,9 @@ def check_columns(spec: TaskSpec, table) -> None:
         return
     if spec.type == "pair_classification":
         table.require([spec.protocol["audio1_column"], spec.protocol["audio2_column"], spec.data.label_column], "pair columns")
+        return
+    if spec.type == "audio_generation":  # reference recordings are optional (FD and KL need them)
+        table.require([spec.protocol["key_column"], spec.protocol["caption_column"]], "audio generation columns")
         return
     table.require([spec.data.audio_column], "data.audio_column")
     if spec.type in ("classification", "multilabel", "zeroshot", "clustering"):

@@ -49,6 +49,17 @@ class TaskInfo:
     eval_splits: tuple[str, ...] = ()
 
     @property
+    def lower_is_better(self) -> bool:
+        """Whether a smaller main score ranks higher (FD, KL, WER of the generation types)."""
+        from . import tasktypes
+
+        kind = tasktypes.from_mteb(self.type)
+        if kind not in tasktypes.REGISTRY or self.main_score is None:
+            return False
+        rule = getattr(tasktypes.get(kind), "lower_is_better", None)
+        return bool(rule and rule(self.main_score))
+
+    @property
     def group(self) -> str | None:
         if self.category is None:
             return None

@@ -18,6 +18,8 @@ class EmbedStats:
     texts_cached: int = 0
     generated: int = 0  # texts a generative model wrote (predictions)
     generated_cached: int = 0
+    audio_generated: int = 0  # clips a text-to-audio system wrote (maeb.audiogen.store)
+    audio_generated_cached: int = 0  # found already written beside the results
     audio_seconds: float = 0.0
     forward_seconds: float = 0.0
     embed_wall_seconds: float = 0.0

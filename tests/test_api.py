@@ -152,7 +152,8 @@ def test_cache_dir_reaches_the_data_layer(tmp_path, monkeypatch):
     ctx = RunContext(cache_dir=tmp_path / "c", lite_dir=tmp_path / "lite")
     src = source_of(spec, ctx)
     assert src.location.startswith(str(tmp_path / "lite")) and src.cache_dir == tmp_path / "c"
-    assert ctx.variables() == {"MAEB_LITE_DIR": str(tmp_path / "lite")}
+    monkeypatch.delenv("MMAG_LITE_DIR", raising=False)
+    assert ctx.variables() == {"MAEB_LITE_DIR": str(tmp_path / "lite"), "MMAG_LITE_DIR": str(tmp_path / "c" / "mmag-lite")}
     default = RunContext(cache_dir=tmp_path / "c").variables()["MAEB_LITE_DIR"]
     assert default.startswith(str(tmp_path / "c"))
 

@@ -29,6 +29,7 @@ class GeneratedItem:
     rate: int
     reference: np.ndarray | None = None
     reference_rate: int | None = None
+    rubrics: list[str] | None = None  # AnyAudio-Judge's statements, from the data (never shown to the system)
 
 
 @runtime_checkable

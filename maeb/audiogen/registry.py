@@ -52,8 +52,11 @@ def group_of(key: str, where: str) -> str:
     return KEY_GROUP[key]
 
 
-def build(group: str, keys: tuple[str, ...], options: dict, device: str, cache_dir):
-    """The group's scorer; raises MetricUnavailable (its package or model is missing)."""
+def build(group: str, keys: tuple[str, ...], options: dict, device: str, cache_dir, judge=None):
+    """The group's scorer; raises MetricUnavailable (its package or model is missing). The run's
+    LLM judge goes to factories that take one (AnyAudio-Judge writes rubrics with it)."""
+    import inspect
+
     module, attr = GROUPS[group].factory.split(":")
     try:
         factory = getattr(importlib.import_module(module), attr)
@@ -61,4 +64,5 @@ def build(group: str, keys: tuple[str, ...], options: dict, device: str, cache_d
         from .metric import MetricUnavailable
 
         raise MetricUnavailable(f"{group}: {exc}") from exc
-    return factory(keys=keys, options=dict(options), device=device, cache_dir=cache_dir)
+    extra = {"judge": judge} if "judge" in inspect.signature(factory).parameters else {}
+    return factory(keys=keys, options=dict(options), device=device, cache_dir=cache_dir, **extra)

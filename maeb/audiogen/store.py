@@ -1,0 +1,121 @@
+"""Generated audio as files beside the results: one WAV (32-bit float, exactly what the system
+returned) per request, named by the clip's key and a digest of the system's identity, the request
+and the generation settings, so a rerun finds what was generated and generates only the rest, a
+user can listen to every clip, and every scorer reads the same samples a resumed run reads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import soundfile as sf
+
+from ..errors import MaebError, ModelError, OutputError
+from .request import SynthesisRequest, capabilities_of
+
+if TYPE_CHECKING:
+    from ..embed import Embedder
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_name(request: SynthesisRequest, settings: dict) -> str:
+    digest = hashlib.blake2b(
+        (request.fingerprint() + json.dumps(settings, sort_keys=True, default=str)).encode(), digest_size=6
+    ).hexdigest()
+    return f"{_UNSAFE.sub('_', request.key)[:80]}-{digest}.wav"
+
+
+def system_folder(root: Path, identity_hash: str) -> Path:
+    """Where a system configuration's clips go: its identity hash names the folder, so two
+    configurations of one model never share a file."""
+    return Path(root) / identity_hash[:16]
+
+
+def write_wav_atomic(path: Path, audio: np.ndarray, rate: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".wav")
+    os.close(fd)
+    try:
+        sf.write(tmp, audio, rate, format="WAV", subtype="FLOAT")
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as exc:
+        raise OutputError(f"cannot write generated audio {path} ({exc})") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def read_generated(path: Path) -> tuple[np.ndarray, int]:
+    try:
+        audio, rate = sf.read(path, dtype="float32", always_2d=True)
+    except (OSError, RuntimeError) as exc:
+        raise MaebError(f"generated clip {path} cannot be read ({exc}); delete it and rerun to generate it again") from exc
+    return audio.mean(axis=1) if audio.shape[1] > 1 else audio[:, 0], int(rate)
+
+
+def check_output(audio, request: SynthesisRequest, model: str) -> np.ndarray:
+    """A system's clip as a finite 1-D float32 array, or one error naming the request."""
+    try:
+        arr = np.asarray(audio, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"model {model!r}: clip {request.key!r} is not an array of samples ({exc})") from exc
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ModelError(f"model {model!r}: clip {request.key!r} has shape {arr.shape}; expected mono samples")
+    if not np.isfinite(arr).all():
+        raise ModelError(f"model {model!r}: clip {request.key!r} holds NaN or infinite samples")
+    return arr
+
+
+def synthesize(emb: Embedder, requests: Sequence[SynthesisRequest], settings: dict, folder: Path) -> list[Path]:
+    """The generated file of every request: existing files are reused, the rest are generated in
+    batches of --batch-size and each written as soon as its batch returns (an interrupted run
+    loses at most one batch). Counted in the task's record (audio_generated, audio_generated_cached)."""
+    system = emb.encoder
+    if not callable(getattr(system, "synthesize", None)):
+        raise ModelError(f"model {emb.meta.name!r} does not generate audio; {emb.context} needs a text-to-audio system")
+    caps = capabilities_of(system)
+    for request in requests:
+        if caps.needs_voice_prompt and request.voice_prompt is None:
+            raise ModelError(
+                f"model {emb.meta.name!r} needs a voice prompt and {emb.context} has none for {request.key!r}; "
+                'evaluate it on the voice-cloning subset only (a spec whose data.subsets is ["voice_cloning"])'
+            )
+        if caps.needs_structured and not request.structured:
+            raise ModelError(f"model {emb.meta.name!r} needs structured input and {emb.context} has none for {request.key!r}")
+    paths = [folder / file_name(r, settings) for r in requests]
+    todo = [i for i, p in enumerate(paths) if not p.exists()]
+    emb.stats.audio_generated_cached += len(requests) - len(todo)
+    started = time.perf_counter()
+    for start in range(0, len(todo), emb.batch_size):
+        chunk = todo[start : start + emb.batch_size]
+        asked = [requests[i].restricted(caps.accepts) for i in chunk]
+        t0 = time.perf_counter()
+        try:
+            outputs = system.synthesize(asked, settings=settings) if settings else system.synthesize(asked)
+        except MaebError:
+            raise
+        except Exception as exc:
+            keys = ", ".join(r.key for r in asked[:3])
+            raise ModelError(f"model {emb.meta.name!r} failed to generate {keys} ({type(exc).__name__}: {exc})") from exc
+        emb.stats.forward_seconds += time.perf_counter() - t0
+        if len(outputs) != len(asked):
+            raise ModelError(f"model {emb.meta.name!r} returned {len(outputs)} clips for {len(asked)} requests")
+        for i, request, audio in zip(chunk, asked, outputs):
+            clip = check_output(audio, request, emb.meta.name)
+            write_wav_atomic(paths[i], clip, int(system.sample_rate))
+            emb.stats.audio_generated += 1
+            emb.stats.audio_seconds += clip.size / system.sample_rate
+    if todo:
+        emb.stats.embed_wall_seconds += time.perf_counter() - started
+    return paths
