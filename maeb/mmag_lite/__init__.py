@@ -1,0 +1,19 @@
+"""MMAG-lite: an offline text-to-audio benchmark in the shape of MMAG (speech + music + sound
+scenes with one English speaker), rendered from scene scripts with MAEB-lite's Debian
+synthesizers (`scenes`) and written as three subsets (`build`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def default_dir(cache_dir: Path | None = None) -> Path:
+    """Where MMAG-lite lives: $MMAG_LITE_DIR (the user's choice), else under the cache folder."""
+    if os.environ.get("MMAG_LITE_DIR"):
+        return Path(os.environ["MMAG_LITE_DIR"])
+    if cache_dir is None:
+        from ..cache import default_cache_dir
+
+        cache_dir = default_cache_dir()
+    return Path(cache_dir) / "mmag-lite"
