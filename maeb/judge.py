@@ -322,12 +322,23 @@ class Judge:
         stop = threading.Event()
         where = f"{context}: " if context else ""
 
+        tally = {"failed": 0, "answered": sum(1 for reply in found.values() if reply is not None)}
+        lock = threading.Lock()
+
         def one(i: int) -> str:
             try:
                 text = chat(self.endpoint, messages[i], require_text=True, gate=self.gate, stop=stop, **self.options)
             except EndpointRefused:
                 stop.set()  # here, in the worker, so that no thread starts another request meanwhile
                 raise
+            except ChatError:
+                with lock:  # a judge failing systematically is stopped here too, not only when the
+                    tally["failed"] += 1  # main thread gets to count (it may lag behind a fast worker)
+                    if tally["failed"] >= SYSTEMATIC_AFTER and tally["answered"] == 0:
+                        stop.set()
+                raise
+            with lock:
+                tally["answered"] += 1
             self.cache.put(keys[i], text)  # at once, so an interrupted run keeps what it was told
             return text
 
