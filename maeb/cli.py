@@ -141,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="most seconds one judge item may take over all its tries and waits, Retry-After included; "
         "then it fails alone, is recorded in judge_failed and asked again on a rerun (default 600)",
     )
+    run.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run on a Ray cluster (e.g. 10.0.0.1:6379, or auto); without an address a local Ray instance is started",
+    )
+    run.add_argument("--ray-workers", type=int, metavar="N", help="model workers on Ray (default: one per GPU, or per CPU)")
 
     board = sub.add_parser("leaderboard", help="rank models from result folders or a main_scores.csv")
     board.add_argument("--results", nargs="+", type=Path, required=True, help="results folders (mteb layout) or CSV files")
@@ -311,7 +319,12 @@ def cmd_run(args) -> int:
     )
     if args.dry_run:
         return print_plan(meta, specs, cfg)
-    summary = run(meta, specs, cfg)
+    if args.ray:
+        from .distributed import run_on_ray
+
+        summary = run_on_ray(meta, specs, cfg, address=args.ray, workers=args.ray_workers)
+    else:
+        summary = run(meta, specs, cfg)
     share = summary.outside_forward_share()
     parts = [f"{len(summary.done)} tasks evaluated", f"{len(summary.skipped_existing)} already done"]
     if summary.skipped_modality:
@@ -320,10 +333,15 @@ def cmd_run(args) -> int:
     parts.append(f"{s.clips_embedded} clips embedded, {s.clips_cached} from cache")
     if s.generated or s.generated_cached:
         parts.append(f"{s.generated} texts generated, {s.generated_cached} from cache")
+    if s.audio_generated or s.audio_generated_cached:
+        parts.append(f"{s.audio_generated} clips generated, {s.audio_generated_cached} found beside the results")
     if share is not None:
         parts.append(f"{100 * share:.0f}% of embedding time outside the encoder")
+    failed = getattr(summary, "failed", {})  # a Ray run goes on past a failed task and lists it
+    if failed:
+        parts.append(f"{len(failed)} failed: {', '.join(failed)}")
     print(f"{meta.name}: " + "; ".join(parts) + f"; {summary.wall_seconds:.1f} s", file=sys.stderr)
-    return 0
+    return 2 if failed else 0
 
 
 def _quiet_libraries() -> None:
