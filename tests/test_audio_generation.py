@@ -42,7 +42,7 @@ def build_folder(root: Path) -> Path:
     rows = {
         "main": [("m0", 220.0, "a low hum", "hello there"), ("m1", 440.0, "a middle tone", ""), ("m2", 880.0, "a high tone", "")],
         "voice_cloning": [("v0", 330.0, "a voice over a hum", "good morning"), ("v1", 660.0, "a voice", "good night")],
-        "timestamp": [("t0", 500.0, "a burst (0.5-1.0s)", ""), ("t1", 700.0, "a burst (1.0-1.5s)", "")],
+        "timestamp": [("t0", 500.0, "a burst (0.5-1.0s)", "one two"), ("t1", 700.0, "a burst (1.0-1.5s)", "three")],
     }
     for subset, items in rows.items():
         folder = root / subset
@@ -355,3 +355,66 @@ def test_generation_settings_reach_the_system_and_name_the_files(tmp_path):
     result = _result(tmp_path / "out")
     assert result["maeb"]["evaluation"]["test"]["main"]["generation"] == {"steps": 4}
     assert len(list((tmp_path / "out").rglob("generated/**/*.wav"))) == 14  # other settings, other files
+
+
+def test_the_offline_example_runs_a_hand_built_folder_from_the_command_line(tmp_path, monkeypatch):
+    """examples/mmag_offline.toml over a folder in the README's layout, through `maeb run`."""
+    pytest.importorskip("ctranslate2")
+    pytest.importorskip("resemblyzer")
+    from maeb.cli import main
+
+    monkeypatch.setenv("MMAG_DIR", str(build_folder(tmp_path / "mmag")))
+    example = Path(__file__).resolve().parents[1] / "examples" / "mmag_offline.toml"
+    args = ["run", "--model", "mmag-noise", "--tasks", str(example), "--output-dir", str(tmp_path / "out")]
+    assert main([*args, "--cache-dir", str(tmp_path / "c"), "--quiet"]) == 0
+    scores = _by_subset(_result(tmp_path / "out", "MMAGOffline"))
+    assert set(scores) == {"main", "voice_cloning", "timestamp"}
+    assert scores["main"]["wer"] == 1.0  # noise says none of "hello there" (capped at 1)
+    assert scores["voice_cloning"]["spk_sim"] is not None and scores["timestamp"]["sound_f1"] is not None
+    # the oracle needs a scene script, which a user's folder does not hold: one line naming the clip
+    oracle = ["run", "--model", "mmag-oracle", "--tasks", str(example), "--output-dir", str(tmp_path / "o2")]
+    assert main([*oracle, "--cache-dir", str(tmp_path / "c"), "--quiet"]) == 2
+
+
+def test_anyaudio_judge_reads_yes_no_logits_of_a_tiny_audio_llm(tmp_path):
+    """AnyAudio-Judge with a tiny random Qwen2-Audio: P(yes) is the two-way softmax of the
+    next-token logits of "Yes" and "No" (checked against the model's own forward), a clip's score
+    the mean over its rubrics; clips without rubrics are skipped and counted."""
+    import torch
+
+    from maeb.audiogen.judge import QUESTION, AnyAudioJudge, parse_rubrics
+    from maeb.audiogen.metric import GeneratedItem, MetricUnavailable
+
+    from .test_encoders import save_tiny_qwen2_audio
+
+    template = (
+        "{% for m in messages %}<|im_start|>{{ m.role }} {% for c in m.content %}{% if c.type == 'audio' %}"
+        "<|audio_bos|><|AUDIO|><|audio_eos|>{% else %}{{ c.text }}{% endif %}{% endfor %}<|im_end|>{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant {% endif %}"
+    )
+    words = ["Yes", "No", "Does", "the", "audio", "satisfy", "this", "statement:", "Answer", "or", "No.", "a", "dog", "barks"]
+    save_tiny_qwen2_audio(tmp_path / "q", ["<|im_start|>", "<|im_end|>"], ["user", "assistant", *words], chat_template=template)
+    judge = AnyAudioJudge(("aaj",), {"path": str(tmp_path / "q"), "dtype": "float32"}, "cpu", None)
+    assert judge.provenance()["stand_in"] is True and judge.provenance()["question"] == QUESTION
+    clips = [tone(300.0, 1.0), tone(900.0, 1.0)]
+    rubrics = [["a dog barks", "a dog"], None]
+    items = [
+        GeneratedItem(SynthesisRequest(f"k{i}", "a dog barks", 1.0), c, RATE, rubrics=r)
+        for i, (c, r) in enumerate(zip(clips, rubrics))
+    ]
+    judge.update(items)
+    assert set(judge.per_clip) == {"k0"} and judge.skipped == 1 and judge.per_clip["k0"]["aaj_rubrics"] == 2
+    # independently: the model's logits for the first rubric
+    s = judge.scorer
+    inputs = s.processor(text=[s._text("a dog barks")], audio=[clips[0]], sampling_rate=s.rate, return_tensors="pt", padding=True)
+    with torch.inference_mode():
+        last = s.model(**inputs).logits[0, -1].float()
+    expected = torch.softmax(torch.stack([last[s.yes], last[s.no]]), 0)[0].item()
+    assert s.p_yes([clips[0]], ["a dog barks"])[0] == pytest.approx(expected, abs=1e-6)
+    assert 0.0 < judge.result()["aaj"] < 1.0
+    assert parse_rubrics('Sure: ["a dog barks", " a man speaks "]') == ["a dog barks", "a man speaks"]
+    assert parse_rubrics("no list here") == []
+    empty = AnyAudioJudge(("aaj",), {"path": str(tmp_path / "q"), "dtype": "float32"}, "cpu", None)
+    empty.update(items[1:])
+    with pytest.raises(MetricUnavailable, match="no clip has rubrics"):
+        empty.result()
