@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,8 @@ class SpectralEncoder:
         return {"bands": 16, **self.options}
 
     def embed_audio(self, clips):
+        if self.options.get("embed_delay"):  # a slow model for fault tests (a kill or Ctrl-C mid-batch)
+            time.sleep(float(self.options["embed_delay"]))
         out = []
         for clip in clips:
             power = np.abs(np.fft.rfft(clip)) ** 2

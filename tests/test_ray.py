@@ -111,6 +111,11 @@ def _worker_pids(state: str = "") -> list[int]:
     return pids
 
 
+# the same vectors from a model that takes 0.2 s a batch, so a watcher polling the workers'
+# process titles sees one mid-shard even on a loaded machine
+SLOW = mock_meta(embed_delay=0.2)
+
+
 def _when_embedding(action, stop: threading.Event, seen: list) -> threading.Thread:
     """Call `action(pid)` once, as soon as a worker is in the middle of a shard."""
 
@@ -132,7 +137,7 @@ def test_a_worker_killed_mid_shard_is_restarted_and_the_scores_are_the_same(clus
     stop, killed = threading.Event(), []
     watcher = _when_embedding(lambda pid: os.kill(pid, signal.SIGKILL), stop, killed)
     try:
-        summary = run_on_ray(mock_meta(), specs, config(tmp_path, lite_dir), log=lambda m: None, workers=2, shard_clips=16)
+        summary = run_on_ray(SLOW, specs, config(tmp_path, lite_dir), log=lambda m: None, workers=2, shard_clips=16)
     finally:
         stop.set()
         watcher.join()
@@ -150,7 +155,7 @@ def test_ctrl_c_stops_the_cluster_work_and_the_rerun_resumes(cluster, lite_dir, 
     watcher = _when_embedding(lambda pid: _thread.interrupt_main(), stop, seen)
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_on_ray(mock_meta(), specs, config(tmp_path, lite_dir), log=lambda m: None, workers=2, shard_clips=16)
+            run_on_ray(SLOW, specs, config(tmp_path, lite_dir), log=lambda m: None, workers=2, shard_clips=16)
     finally:
         stop.set()
         watcher.join()
