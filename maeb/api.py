@@ -126,6 +126,7 @@ def evaluate(
     judge=None,
     name: str | None = None,
     revision: str | None = None,
+    perturb: str | Iterable[str] | None = None,
 ) -> list[TaskResult]:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
@@ -135,7 +136,9 @@ def evaluate(
     Benchmark, or a list of these. With output_dir, results are written in mteb's layout (and
     tasks already done there are read, not rerun); without it nothing is written. The embedding
     cache (cache_dir, default ~/.cache/maeb) serves every run. strict: a task the model has no side
-    for (text, generation) is an error; False skips it, as a benchmark run does."""
+    for (text, generation) is an error; False skips it, as a benchmark run does. perturb: one
+    maeb.perturb string or several, applied in order to each clip before the encoder (e.g.
+    "noise:snr=5"); results are labelled and go to an experiments folder."""
     from .cache import default_cache_dir
     from .protocols import DEFAULT_PROTOCOL
 
@@ -165,5 +168,6 @@ def evaluate(
         protocol=protocol or DEFAULT_PROTOCOL,
         resampler=resampler,
         judge=judge,
+        perturb=(perturb,) if isinstance(perturb, str) else tuple(perturb or ()),
     )
     return run(meta, specs, cfg, encoder=encoder).results

@@ -188,6 +188,9 @@ def load(ref: AudioRef, policy: LengthPolicy) -> np.ndarray:
         samples = samples[: int(np.ceil(policy.max_seconds * rate)) + margin]
     if rate != policy.sample_rate:
         samples = resample(samples, rate, policy.sample_rate, policy.resampler)
+    perturb = getattr(ref, "perturb", None)  # a maeb.perturbed.PerturbedRef; plain refs have none
+    if perturb is not None:
+        samples = perturb(samples, policy.sample_rate)
     if policy.max_samples is not None:
         samples = samples[: policy.max_samples]
     if samples.size < policy.min_samples:

@@ -103,6 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["torchaudio-sinc-hann", "soxr-hq"],
         help="override the protocol's resampler (soxr-hq: 1.2-5x faster, not mteb's; results go to an experiment folder)",
     )
+    run.add_argument(
+        "--perturb",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="perturb the audio before the encoder (repeatable, applied in order): noise:snr=5[,kind=white|pink|babble|"
+        "events], reverb:rt60=0.6, codec:format=mp3|opus,bitrate=32, codec:format=vorbis,level=0.5, telephone, "
+        "clip:db=-6, gain:db=-20; keyed into the cache, results go to an experiment folder",
+    )
     run.add_argument("--overwrite", action="store_true", help="re-run tasks that already have a result file")
     run.add_argument(
         "--option",
@@ -183,6 +192,21 @@ def build_parser() -> argparse.ArgumentParser:
     trade.add_argument("--results", nargs="+", type=Path, required=True)
     trade.add_argument("--acoustic", nargs="+", default=["VoxPopuliGenderID"])
     trade.add_argument("--linguistic", nargs="+", default=["VoxPopuliLanguageID"])
+
+    corr = sub.add_parser("correlate", help="Pearson r, Spearman rho and R^2 of per-model means against an external score")
+    corr.add_argument("--results", nargs="+", type=Path, required=True, help="results folders (mteb layout) or CSV files")
+    corr.add_argument("--external", type=Path, required=True, help="CSV of external scores, one row per model")
+    corr_set = corr.add_mutually_exclusive_group(required=True)
+    corr_set.add_argument("--tasks", nargs="+", metavar="T", help="the task set whose per-model mean is correlated")
+    corr_set.add_argument(
+        "--preset", choices=["maeb-llm"], help="maeb-llm: the MAEB+ classification tasks (the paper's MMAU setting)"
+    )
+    corr.add_argument("--model-column", default="model", help="the external CSV's model-name column (default: model)")
+    corr.add_argument("--score-column", default="score", help="the external CSV's score column (default: score)")
+    corr.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    corr.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling")
+    corr.add_argument("--json", type=Path, metavar="OUT", help="also write the analysis as JSON here")
+    corr.add_argument("--html", type=Path, metavar="OUT", help="also write an HTML page with a scatter plot here")
 
     lite = sub.add_parser("lite", help="build MAEB-lite offline and evaluate the offline models on it (the main job)")
     lite.add_argument("action", nargs="?", choices=["all", "build"], default="all")
@@ -316,7 +340,12 @@ def cmd_run(args) -> int:
         judge=_judge_endpoint(args),
         judge_concurrency=args.judge_concurrency,
         lite_dir=lite_dir,
+        perturb=tuple(args.perturb),
     )
+    if args.perturb:
+        from .perturb import Chain
+
+        Chain.parse(args.perturb)  # a malformed string fails here, before any model is loaded
     if args.dry_run:
         return print_plan(meta, specs, cfg)
     if args.ray:
@@ -651,6 +680,7 @@ def main(argv: list[str] | None = None) -> int:
             "select": cmd_select,
             "compare": cmd_compare,
             "tradeoff": cmd_tradeoff,
+            "correlate": lambda a: __import__("maeb.correlate").correlate.command(a),  # kept lazy like the rest
             "lite": cmd_lite,
             "check-model": cmd_check_model,
             "describe": cmd_describe,

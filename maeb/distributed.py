@@ -111,6 +111,8 @@ def run_on_ray(
     """maeb.runner.run on a Ray cluster at `address` (None or "local": a local instance, or the
     one this process is already connected to) with `workers` model workers (default: one per GPU
     on cuda, one per CPU otherwise). Tasks that fail are in the summary's `failed`."""
+    if cfg.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
+        raise MaebError("--perturb does not run on Ray yet; run without --ray")
     started = time.perf_counter()
     ctx = context_of(cfg)
     log = log or ctx.log

@@ -52,6 +52,7 @@ class Embedder:
         ctx: RunContext | None = None,
         batch_seconds: float | None = None,
         call_batch_size: int | None = None,
+        perturbation=None,
     ):
         if on_bad_audio not in ("error", "skip"):
             raise ValueError("on_bad_audio must be 'error' or 'skip'")
@@ -70,8 +71,11 @@ class Embedder:
         self.max_samples: int | None = None
         self.policy = policy
         self.generated_dir = None  # where a text-to-audio system's clips go (set per task by the runner)
+        self.perturbation = perturbation  # a maeb.perturb.Chain: clips are seen through it (maeb.perturbed)
         if policy is None and (has_audio(encoder) or callable(getattr(encoder, "generate", None))):
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)
+        if perturbation is not None and self.policy is not None:
+            perturbation.check(self.policy.sample_rate)
         self.begin_task("")
 
     @property
@@ -90,6 +94,7 @@ class Embedder:
         """Vectors for the clips (zeros where a clip was skipped) and the mask of usable rows."""
         if self.policy is None:
             raise ModelError(f"model {self.meta.name!r} has no audio encoder; {self.context} needs one")
+        refs = self._perturbed(refs)
         keys: list[str | None] = []
         for ref in refs:
             try:
@@ -124,6 +129,17 @@ class Embedder:
                 f"{self.context}: all {len(refs)} clips were skipped as unusable ({reasons}); nothing is left to score"
             )
         return out, ok
+
+    def _perturbed(self, refs: Sequence[AudioRef]) -> Sequence[AudioRef]:
+        """The clips as the perturbation chain shows them (another content key each); unchanged
+        without one. A babble pool is drawn from the task's first clips."""
+        if self.perturbation is None:
+            return refs
+        from .perturbed import BabblePool, perturbed
+
+        if self.perturbation.uses_pool and self.babble_pool is None:
+            self.babble_pool = BabblePool(refs, self.policy)
+        return perturbed(refs, self.perturbation, self.babble_pool)
 
     def bad_clip(self, ref: AudioRef, exc: AudioError) -> None:
         """A clip that cannot be used: an error, or under --on-bad-audio skip a recorded skip."""
@@ -352,10 +368,11 @@ class Embedder:
     # -- generation and the task's record -------------------------------------------------
     def generate(self, refs: Sequence[AudioRef], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:
         """One text per (clip, prompt) and the mask of usable clips (maeb.generation)."""
-        return generation.generate(self, refs, prompts, settings)
+        return generation.generate(self, self._perturbed(refs), prompts, settings)
 
     def begin_task(self, context: str = "") -> None:
         self.record = TaskRecord(context)
+        self.babble_pool = None  # each task draws babble from its own clips
 
     @property
     def stats(self) -> EmbedStats:

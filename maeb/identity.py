@@ -165,11 +165,14 @@ def experiment_settings(
     default_protocol: str,
     resampler: str | None = None,
     call_batch_size: int | None = None,
+    perturbation: str | None = None,
 ) -> dict:
     """The settings of a run that differ from the registered entry (results go to mteb's
     experiments folder under them): changed options (--precision arrives as the dtype option), a
     weights path by name and content, a protocol other than the default, a resampler other than
-    the protocol's, and a batch size other than mteb's for families batched in call order."""
+    the protocol's, a batch size other than mteb's for families batched in call order, and a
+    perturbation chain (its canonical string), so a perturbed result never sits where the clean
+    one does."""
     out = {}
     for key, value in sorted(dict(overrides).items()):
         if meta.options.get(key) == value:
@@ -185,6 +188,8 @@ def experiment_settings(
         out["resampler"] = resampler
     if call_batch_size:
         out["call_batch_size"] = call_batch_size
+    if perturbation:
+        out["perturb"] = perturbation
     return out
 
 
@@ -244,14 +249,14 @@ def task_identity(spec, variables: dict | None = None) -> dict:
     }
 
 
-def run_identity(declared: dict, spec, variables: dict | None = None) -> dict:
+def run_identity(declared: dict, spec, variables: dict | None = None, perturbation: str | None = None) -> dict:
+    """perturbation: the canonical string of a maeb.perturb chain (absent for a clean run, whose
+    identity is unchanged by the robustness axis)."""
     task = task_identity(spec, variables)
-    return {
-        "encoder": declared,
-        "task": task,
-        "evaluator": EVALUATOR_VERSION,
-        "hash": digest({"encoder": declared, "task": task, "evaluator": EVALUATOR_VERSION}),
-    }
+    base = {"encoder": declared, "task": task, "evaluator": EVALUATOR_VERSION}
+    if perturbation:
+        base["perturbation"] = perturbation
+    return {**base, "hash": digest(base)}
 
 
 def differences(old: dict | None, new: dict, prefix: str = "") -> list[str]:

@@ -60,6 +60,7 @@ class RunConfig:
     judge: object | None = None  # a maeb.judge.Endpoint for judge-scored task types
     judge_concurrency: int = 8
     lite_dir: Path | None = None  # where MAEB-lite's data is (specs name it ${MAEB_LITE_DIR})
+    perturb: tuple[str, ...] = ()  # maeb.perturb strings, applied in order; () is the clean run
 
 
 @dataclass
@@ -280,10 +281,11 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     overrides = _overrides(meta, cfg)
     options = merged_options(meta, overrides)
     declared, experiment = _identities(meta, cfg, protocol, overrides)
+    chain = _perturbation(cfg)
     pending, existing = [], {}
     for spec in specs:
         path = result_path(root, meta, spec.name, experiment) if root is not None else None
-        ident = run_identity(declared, spec, ctx.variables())
+        ident = run_identity(declared, spec, ctx.variables(), chain and chain.canonical())
         status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
         if status == "done":
             summary.skipped_existing.append(spec.name)
@@ -347,6 +349,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 },
                 "length_policy": emb.policy.describe() if emb.policy else None,
                 "batching": _batching_record(emb),
+                **({"perturbation": chain.describe()} if chain else {}),
                 **({"precision": cfg.precision} if cfg.precision else {}),
                 "main_score_scale": getattr(tasktypes.get(spec.type), "SCORE_SCALE", 1.0),
                 "parameters": spec.protocol,
@@ -400,8 +403,20 @@ def _identities(meta: ModelMeta, cfg: RunConfig, protocol, overrides: dict) -> t
     if calls is not None and calls < 1:
         raise SpecError(f"--call-batch-size must be at least 1, not {calls}")
     declared = declared_identity(meta, merged_options(meta, overrides), protocol.name, resampler, calls, Path(cfg.cache_dir))
-    experiment = experiment_settings(meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls)
+    chain = _perturbation(cfg)
+    experiment = experiment_settings(
+        meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls, chain and chain.canonical()
+    )
     return declared, experiment
+
+
+def _perturbation(cfg: RunConfig):
+    """The run's perturbation chain (maeb.perturb), or None for the clean run."""
+    if not cfg.perturb:
+        return None
+    from .perturb import Chain
+
+    return Chain.parse(cfg.perturb)
 
 
 def _check_call_batch_size(meta: ModelMeta, encoder, cfg: RunConfig) -> None:
@@ -451,6 +466,7 @@ def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, pro
         ctx=ctx,
         batch_seconds=cfg.batch_seconds,
         call_batch_size=cfg.call_batch_size,
+        perturbation=_perturbation(cfg),
     )
 
 
@@ -535,6 +551,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
     ctx = RunContext(cache_dir=Path(cfg.cache_dir), lite_dir=cfg.lite_dir)
     protocol = get_protocol(cfg.protocol)
     declared, experiment = _identities(meta, cfg, protocol, _overrides(meta, cfg))
+    chain = _perturbation(cfg)
     rows = []
     for spec in specs:
         kind = tasktypes.get(spec.type)
@@ -560,7 +577,8 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                 "cached_clips": cached.get(spec.name, 0),
                 "done": cfg.output_dir is not None
                 and _plan_status(
-                    result_path(Path(cfg.output_dir), meta, spec.name, experiment), run_identity(declared, spec, ctx.variables())
+                    result_path(Path(cfg.output_dir), meta, spec.name, experiment),
+                    run_identity(declared, spec, ctx.variables(), chain and chain.canonical()),
                 ),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
             }
