@@ -151,6 +151,9 @@ def test_a_worker_killed_mid_shard_is_restarted_and_the_scores_are_the_same(clus
 
 
 def test_ctrl_c_stops_the_cluster_work_and_the_rerun_resumes(cluster, lite_dir, specs, plain, tmp_path):
+    # interrupt_main() does nothing unless Python's own SIGINT handler is installed (an earlier test
+    # or library may have left another one): install it, as an interactive shell has it
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     stop, seen = threading.Event(), []
     watcher = _when_embedding(lambda pid: _thread.interrupt_main(), stop, seen)
     try:
@@ -159,6 +162,8 @@ def test_ctrl_c_stops_the_cluster_work_and_the_rerun_resumes(cluster, lite_dir, 
     finally:
         stop.set()
         watcher.join()
+        signal.signal(signal.SIGINT, previous)
+    assert seen, "no worker was seen embedding a shard"
     deadline = time.time() + 20
     while _worker_pids() and time.time() < deadline:  # the workers are stopped, not left running
         time.sleep(0.2)
