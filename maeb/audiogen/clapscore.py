@@ -7,8 +7,6 @@ cut at 77 tokens as in CLAP's training."""
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from ..errors import SpecError, check_keys
@@ -24,16 +22,6 @@ PINNED = {
 }
 OPTIONS = {"model", "revision", "path", "batch_size"}
 TEXT_TOKENS = 77
-
-
-@contextlib.contextmanager
-def _numpy_seed(seed: int = 0):
-    state = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        yield
-    finally:
-        np.random.set_state(state)
 
 
 def _unit(out):
@@ -95,6 +83,7 @@ class ClapScore:
         import torch
 
         from ..audio import resample
+        from ..encoders.hf import _numpy_seed  # the CLAP encoder's own crop seeding
 
         fe = self.processor.feature_extractor
         parts = []

@@ -221,20 +221,30 @@ def energy_segments(
     starts at a frame above high_db and extends over neighbouring frames above low_db
     (hysteresis), frames below floor_db absolute are never active; gaps < merge_gap are merged,
     events < min_duration dropped."""
-    hop = max(1, int(frame * RATE))
-    n = len(x) // hop
-    if n == 0:
+    db, hop = _frame_db(x, frame)
+    if db.size == 0:
         return []
-    rms = np.sqrt(np.mean(np.square(x[: n * hop].reshape(n, hop).astype(np.float64)), axis=1))
-    db = 20 * np.log10(np.maximum(rms, 1e-10))
     rel = db - db.max()
     audible = db > floor_db
-    high, low = (rel > high_db) & audible, (rel > low_db) & audible
-    active = np.zeros(n, dtype=bool)
-    for on, off in _runs(low, 1):  # keep a low-threshold run only if it reaches the high threshold
+    active = _hysteresis((rel > high_db) & audible, (rel > low_db) & audible)
+    return _tidy(_runs(active, hop / RATE), merge_gap, min_duration)
+
+
+def _frame_db(x: np.ndarray, frame: float) -> tuple[np.ndarray, int]:
+    """RMS in dB of each whole frame (and the hop in samples)."""
+    hop = max(1, int(frame * RATE))
+    n = len(x) // hop
+    rms = np.sqrt(np.mean(np.square(x[: n * hop].reshape(n, hop).astype(np.float64)), axis=1))
+    return 20 * np.log10(np.maximum(rms, 1e-10)), hop
+
+
+def _hysteresis(high: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """The runs of `low` frames that reach a `high` frame somewhere."""
+    active = np.zeros(len(low), dtype=bool)
+    for on, off in _runs(low, 1):
         if high[int(on) : int(off)].any():
             active[int(on) : int(off)] = True
-    return _tidy(_runs(active, hop / RATE), merge_gap, min_duration)
+    return active
 
 
 def foreground_segments(
@@ -244,18 +254,11 @@ def foreground_segments(
     floor (the floor_percentile-th percentile of the frames), an interval starting at a frame
     margin_db above it and extending over frames low_margin_db above it. Unlike energy_segments,
     a steady bed of music or a hum under the events does not make the whole clip active."""
-    hop = max(1, int(frame * RATE))
-    n = len(x) // hop
-    if n == 0:
+    db, hop = _frame_db(x, frame)
+    if db.size == 0:
         return []
-    rms = np.sqrt(np.mean(np.square(x[: n * hop].reshape(n, hop).astype(np.float64)), axis=1))
-    db = 20 * np.log10(np.maximum(rms, 1e-10))
     floor = np.percentile(db, floor_percentile)
-    high, low = db > floor + margin_db, db > floor + low_margin_db
-    active = np.zeros(n, dtype=bool)
-    for on, off in _runs(low, 1):
-        if high[int(on) : int(off)].any():
-            active[int(on) : int(off)] = True
+    active = _hysteresis(db > floor + margin_db, db > floor + low_margin_db)
     return _tidy(_runs(active, hop / RATE), merge_gap, min_duration)
 
 
