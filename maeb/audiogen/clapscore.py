@@ -83,20 +83,15 @@ class ClapScore:
         import torch
 
         from ..audio import resample
-        from ..encoders.hf import _numpy_seed  # the CLAP encoder's own crop seeding
+        from ..encoders.hf import clap_features  # the CLAP encoder's own preparation
 
-        fe = self.processor.feature_extractor
-        parts = []
-        for clip, rate in zip(clips, rates):
-            clip = np.asarray(clip, np.float32)
-            if rate != self.sample_rate:
-                clip = resample(clip, rate, self.sample_rate, "soxr-hq")
-            clip = (np.clip(clip, -1.0, 1.0) * 32767.0).astype(np.int16) / np.float32(32767.0)
-            with _numpy_seed(0):
-                feats = fe(clip, sampling_rate=self.sample_rate, return_tensors="pt")
-            if self.fusion:
-                feats["is_longer"][:] = len(clip) > fe.nb_max_samples
-            parts.append(feats)
+        at_rate = [
+            np.asarray(clip, np.float32)
+            if rate == self.sample_rate
+            else resample(np.asarray(clip, np.float32), rate, self.sample_rate, "soxr-hq")
+            for clip, rate in zip(clips, rates)
+        ]
+        parts = clap_features(self.processor.feature_extractor, at_rate, self.sample_rate, self.fusion)
         batch = {k: torch.cat([p[k] for p in parts]).to(self.device) for k in parts[0]}
         batch["input_features"] = batch["input_features"].to(self.model.dtype)
         with torch.inference_mode():

@@ -244,6 +244,20 @@ class ASTEncoder:
         return out.float().cpu().numpy()
 
 
+def clap_features(fe, clips, rate: int, fusion: bool) -> list:
+    """CLAP's feature extractor on each clip as laion_clap prepares it: rounded to 16 bit (as in its
+    training and inference), crops seeded, the fused model's is_longer flag set per clip."""
+    parts = []
+    for clip in clips:
+        clip = (np.clip(clip, -1.0, 1.0) * 32767.0).astype(np.int16) / np.float32(32767.0)
+        with _numpy_seed(0):
+            feats = fe(clip, sampling_rate=rate, return_tensors="pt")
+        if fusion:
+            feats["is_longer"][:] = len(clip) > fe.nb_max_samples
+        parts.append(feats)
+    return parts
+
+
 @contextlib.contextmanager
 def _numpy_seed(seed: int = 0):
     state = np.random.get_state()
@@ -288,16 +302,7 @@ class ClapEncoder:
 
     def embed_audio(self, clips):
         torch = _torch()
-        fe = self.processor.feature_extractor
-        parts = []
-        for clip in clips:
-            # laion_clap rounds every clip to 16 bit in training and inference
-            clip = (np.clip(clip, -1.0, 1.0) * 32767.0).astype(np.int16) / np.float32(32767.0)
-            with _numpy_seed(0):
-                feats = fe(clip, sampling_rate=self.sample_rate, return_tensors="pt")
-            if self.fusion:
-                feats["is_longer"][:] = len(clip) > fe.nb_max_samples
-            parts.append(feats)
+        parts = clap_features(self.processor.feature_extractor, clips, self.sample_rate, self.fusion)
         batch = {k: _to_device(torch.cat([p[k] for p in parts]), self.device) for k in parts[0]}
         batch["input_features"] = batch["input_features"].to(self.model.dtype)
         with torch.inference_mode():

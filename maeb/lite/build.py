@@ -256,12 +256,17 @@ def build(root: Path, seed: int = 0, force: bool = False, log=print) -> dict:
         "build_seconds": round(time.perf_counter() - started, 1),
         "files": files,
     }
+    publish(tmp, root, manifest)
+    log(f"MAEB-lite: built {sum(manifest['clips'].values())} clips in {manifest['build_seconds']} s under {root}")
+    return manifest
+
+
+def publish(tmp: Path, root: Path, manifest: dict) -> None:
+    """Write the manifest into the finished build and swap it in: a build appears whole or not at all."""
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
     if root.exists():
         shutil.rmtree(root)
-    tmp.rename(root)  # a build appears whole or not at all
-    log(f"MAEB-lite: built {sum(manifest['clips'].values())} clips in {manifest['build_seconds']} s under {root}")
-    return manifest
+    tmp.rename(root)
 
 
 def content_digest(manifest: dict) -> str:

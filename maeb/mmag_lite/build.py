@@ -16,6 +16,7 @@ import numpy as np
 import soundfile as sf
 
 from ..errors import DataError
+from ..lite.build import publish
 from . import scenes
 
 SIZES = {"main": 24, "voice_cloning": 12, "timestamp": 16}
@@ -125,9 +126,6 @@ def build(folder: Path, seed: int = 0, log=None, sizes: dict | None = None, forc
         "build_seconds": round(time.perf_counter() - started, 1),
         "files": files,
     }
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    if root.exists():
-        shutil.rmtree(root)
-    tmp.rename(root)  # a build appears whole or not at all
+    publish(tmp, root, manifest)
     log(f"MMAG-lite: built {sum(counts.values())} clips in {manifest['build_seconds']} s under {root}")
     return manifest
