@@ -127,6 +127,7 @@ def evaluate(
     name: str | None = None,
     revision: str | None = None,
     perturb: str | Iterable[str] | None = None,
+    long_audio: str | None = None,
 ) -> list[TaskResult]:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
@@ -138,7 +139,9 @@ def evaluate(
     cache (cache_dir, default ~/.cache/maeb) serves every run. strict: a task the model has no side
     for (text, generation) is an error; False skips it, as a benchmark run does. perturb: one
     maeb.perturb string or several, applied in order to each clip before the encoder (e.g.
-    "noise:snr=5"); results are labelled and go to an experiments folder."""
+    "noise:snr=5"); results are labelled and go to an experiments folder. long_audio: a
+    maeb.windows policy ("mean", "max", "mean:window=10,hop=5") for clips longer than the model's
+    window, likewise labelled."""
     from .cache import default_cache_dir
     from .protocols import DEFAULT_PROTOCOL
 
@@ -169,5 +172,6 @@ def evaluate(
         resampler=resampler,
         judge=judge,
         perturb=(perturb,) if isinstance(perturb, str) else tuple(perturb or ()),
+        long_audio=long_audio,
     )
     return run(meta, specs, cfg, encoder=encoder).results

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from typing import BinaryIO
 
 import numpy as np
 import soundfile as sf
@@ -19,6 +20,9 @@ import soxr
 from .errors import AudioError
 
 BATCHING_MODES = ("padded", "same_length", "single")
+HASH_PIECE = 1 << 22  # bytes hashed at a time
+HEADER_BYTES = 1 << 20  # what is read of a file to check its header (a WAV's data chunk lies in it)
+HEAD_MARGIN_SECONDS = 0.25  # decoded past a head cut: far more than any resampling filter reaches
 
 
 class AudioRef:
@@ -66,10 +70,23 @@ class AudioRef:
         except OSError as exc:
             raise AudioError(self.name, f"cannot read file ({exc.strerror})") from exc
 
+    def open(self) -> BinaryIO:
+        """The encoded bytes as a binary file: a clip in a file is read from disk as it is
+        consumed (maeb.stream), not whole."""
+        if self._data is None and self._fetch is None:
+            try:
+                return open(self.path, "rb")
+            except OSError as exc:
+                raise AudioError(self.name, f"cannot read file ({exc.strerror})") from exc
+        return io.BytesIO(self.read())
+
     @property
     def key(self) -> str:
         if self._key is None:
-            digest = hashlib.blake2b(self.read(), digest_size=16)
+            digest = hashlib.blake2b(digest_size=16)
+            with self.open() as handle:  # in pieces: a two-hour recording is not read whole
+                while piece := handle.read(HASH_PIECE):
+                    digest.update(piece)
             if self.start is not None or self.end is not None:
                 digest.update(f"|{self.start}:{self.end}".encode())
             if self.decode_rate:
@@ -102,16 +119,18 @@ class LengthPolicy:
 _OBJECT_REPR = re.compile(r"<[^<>]* object at 0x[0-9a-fA-F]+>")
 
 
-def _wav_shortfall(data: bytes) -> tuple[int, int] | None:
+def wav_shortfall(data: bytes, total: int | None = None) -> tuple[int, int] | None:
     """(declared, present) bytes of a WAV file's sample data when the file stops early: libsndfile
-    then decodes what is there without a word, so a cut-off download would score as a short clip."""
+    then decodes what is there without a word, so a cut-off download would score as a short clip.
+    data: the file, or its first bytes with `total` its size."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         return None
+    total = len(data) if total is None else total
     offset = 12
     while offset + 8 <= len(data):
         chunk, size = data[offset : offset + 4], int.from_bytes(data[offset + 4 : offset + 8], "little")
         if chunk == b"data":
-            present = len(data) - offset - 8
+            present = total - offset - 8
             if 0 < size < 0xFFFFFFFF and size > present:  # 0 and 0xFFFFFFFF mark streamed files
                 return size, present
             return None
@@ -121,34 +140,62 @@ def _wav_shortfall(data: bytes) -> tuple[int, int] | None:
 
 def decode(data: bytes, name: str) -> tuple[np.ndarray, int]:
     """Decode WAV/FLAC/MP3/OGG bytes to mono float32; reject what would silently corrupt a score."""
-    if not data:
+    return decode_from(io.BytesIO(data), name)
+
+
+def open_checked(handle: BinaryIO, name: str) -> sf.SoundFile:
+    """The decoder over a binary file, after the checks libsndfile does not make (an empty file,
+    a WAV cut off before its declared end)."""
+    head = handle.read(HEADER_BYTES)
+    if not head:
         raise AudioError(name, "empty file (0 bytes)")
-    shortfall = _wav_shortfall(data)
+    size = handle.seek(0, 2)
+    handle.seek(0)
+    shortfall = wav_shortfall(head, size)
     if shortfall:
         raise AudioError(
             name, f"truncated WAV: its header declares {shortfall[0]} bytes of samples, the file holds {shortfall[1]}"
         )
     try:
-        samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        return sf.SoundFile(handle)
     except Exception as exc:  # libsndfile raises several types for corrupt input
         # the library names its in-memory buffer by address, which would make identical runs differ
         reason = _OBJECT_REPR.sub("the clip", str(exc))
         raise AudioError(name, f"cannot decode audio ({reason}); is it WAV, FLAC, MP3 or OGG?") from exc
-    if samples.shape[0] == 0:
-        raise AudioError(name, "zero-length audio (no samples)")
+
+
+def to_mono(samples: np.ndarray, name: str) -> np.ndarray:
+    """A (frames, channels) block as mono float32; NaN or infinite samples are an error."""
     mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
     finite = np.isfinite(mono)
     if not finite.all():
         what = "all samples are NaN or infinite" if not finite.any() else f"{int((~finite).sum())} samples are NaN or infinite"
         raise AudioError(name, what)
-    return np.ascontiguousarray(mono, dtype=np.float32), int(rate)
+    return np.ascontiguousarray(mono, dtype=np.float32)
+
+
+def decode_from(handle: BinaryIO, name: str, seconds: float | None = None) -> tuple[np.ndarray, int]:
+    """Decode a binary file to mono float32 and its rate: all of it, or its first `seconds` plus
+    HEAD_MARGIN_SECONDS (what a head cut keeps, and the resampling filter's reach past it)."""
+    with open_checked(handle, name) as audio:
+        rate = int(audio.samplerate)
+        frames = -1 if seconds is None else int(np.ceil((seconds + HEAD_MARGIN_SECONDS) * rate))
+        try:
+            samples = audio.read(frames, dtype="float32", always_2d=True)
+        except Exception as exc:
+            reason = _OBJECT_REPR.sub("the clip", str(exc))
+            raise AudioError(name, f"cannot decode audio ({reason}); is it WAV, FLAC, MP3 or OGG?") from exc
+    if samples.shape[0] == 0:
+        raise AudioError(name, "zero-length audio (no samples)")
+    return to_mono(samples, name), rate
 
 
 def probe_frames(ref: AudioRef, target_rate: int) -> int:
     """Length in samples at the target rate, from the header alone; 0 when the header is unreadable
     (the clip then fails properly when it is decoded)."""
     try:
-        info = sf.info(io.BytesIO(ref.read()))
+        with ref.open() as handle:
+            info = sf.info(handle)
     except Exception:
         return 0
     seconds = info.frames / info.samplerate if info.samplerate else 0.0
@@ -162,15 +209,22 @@ def probe_frames(ref: AudioRef, target_rate: int) -> int:
 def clip_seconds(ref: AudioRef) -> float:
     """Duration from the header alone (0 when it cannot be read)."""
     try:
-        info = sf.info(io.BytesIO(ref.read()))
+        with ref.open() as handle:
+            info = sf.info(handle)
     except Exception:
         return 0.0
     return info.frames / info.samplerate if info.samplerate else 0.0
 
 
 def load(ref: AudioRef, policy: LengthPolicy) -> np.ndarray:
-    """Bytes to the exact array the encoder receives: mono, resampled once, cut to the policy."""
-    samples, rate = decode(ref.read(), ref.name)
+    """Bytes to the exact array the encoder receives: mono, resampled once, cut to the policy.
+    Under a head cut only the head of the file is decoded (a two-hour recording costs its first
+    seconds, not its whole length)."""
+    head = None
+    if policy.max_seconds is not None and policy.keep == "head":
+        head = (ref.start or 0.0) + policy.max_seconds
+    with ref.open() as handle:
+        samples, rate = decode_from(handle, ref.name, head)
     if ref.decode_rate and ref.decode_rate != rate:
         # mteb's datasets resample to the declared rate while decoding (FFmpeg's resampler there,
         # the protocol's here), then mteb resamples again to the model's rate

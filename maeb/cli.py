@@ -112,6 +112,21 @@ def build_parser() -> argparse.ArgumentParser:
         "events], reverb:rt60=0.6, codec:format=mp3|opus,bitrate=32, codec:format=vorbis,level=0.5, telephone, "
         "clip:db=-6, gain:db=-20; keyed into the cache, results go to an experiment folder",
     )
+    run.add_argument(
+        "--long-audio",
+        metavar="POLICY",
+        help="embed clips longer than the model's window as sliding windows pooled by their mean or maximum: "
+        "mean, max, mean:window=10,hop=5 (seconds; default window: the model's length cap, 30 s without one; "
+        "default hop: the window); streamed in bounded memory; results go to an experiment folder",
+    )
+    run.add_argument(
+        "--duration-buckets",
+        nargs="?",
+        const="default",
+        metavar="EDGES",
+        help="also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
+        "for task types scored as a mean over clips; shown by python -m maeb.durations",
+    )
     run.add_argument("--overwrite", action="store_true", help="re-run tasks that already have a result file")
     run.add_argument(
         "--option",
@@ -255,6 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _duration_edges(text: str | None):
+    if text is None:
+        return None
+    from .durations import parse_edges
+
+    return parse_edges(text)
+
+
 def _judge_endpoint(args):
     url = args.judge_url or os.environ.get("MAEB_JUDGE_URL")
     model = args.judge_model or os.environ.get("MAEB_JUDGE_MODEL")
@@ -341,7 +364,13 @@ def cmd_run(args) -> int:
         judge_concurrency=args.judge_concurrency,
         lite_dir=lite_dir,
         perturb=tuple(args.perturb),
+        long_audio=args.long_audio,
+        duration_buckets=_duration_edges(args.duration_buckets),
     )
+    if args.long_audio or args.perturb:
+        from .windows import check_combination, parse
+
+        check_combination(parse(args.long_audio), cfg.perturb, bool(args.ray))  # before any model is loaded
     if args.perturb:
         from .perturb import Chain
 

@@ -113,6 +113,10 @@ def run_on_ray(
     on cuda, one per CPU otherwise). Tasks that fail are in the summary's `failed`."""
     if cfg.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
         raise MaebError("--perturb does not run on Ray yet; run without --ray")
+    if cfg.long_audio:
+        from .windows import check_combination, parse
+
+        check_combination(parse(cfg.long_audio), (), ray=True)
     started = time.perf_counter()
     ctx = context_of(cfg)
     log = log or ctx.log

@@ -28,6 +28,7 @@ from .errors import AudioError, DataError, ModelError
 from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 from .taskrecord import EmbedStats, TaskRecord
+from .windows import WindowedRef, WindowPolicy, embed_windowed, windowed_refs
 
 MAX_BATCH_CLIPS = 1024  # clips per batch under --batch-seconds, however short they are
 
@@ -53,6 +54,7 @@ class Embedder:
         batch_seconds: float | None = None,
         call_batch_size: int | None = None,
         perturbation=None,
+        window=None,
     ):
         if on_bad_audio not in ("error", "skip"):
             raise ValueError("on_bad_audio must be 'error' or 'skip'")
@@ -76,6 +78,8 @@ class Embedder:
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)
         if perturbation is not None and self.policy is not None:
             perturbation.check(self.policy.sample_rate)
+        # how a clip longer than the encoder's window becomes one vector (maeb.windows)
+        self.window = (window or WindowPolicy()).resolved(self.policy and self.policy.max_seconds, meta.name)
         self.begin_task("")
 
     @property
@@ -95,6 +99,8 @@ class Embedder:
         if self.policy is None:
             raise ModelError(f"model {self.meta.name!r} has no audio encoder; {self.context} needs one")
         refs = self._perturbed(refs)
+        if self.window.windowed:
+            refs = windowed_refs(refs, self.window, self.policy.sample_rate, self.bad_clip)
         keys: list[str | None] = []
         for ref in refs:
             try:
@@ -112,10 +118,11 @@ class Embedder:
         self.stats.clips_cached += len(fresh & set(found))
         if batches is not None:
             found.update(self._compute_call_batches(refs, keys, batches, found))
-        else:
-            missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]
-            if missing:
-                found.update(self._compute_shared(missing))
+        missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]
+        if batches is not None:
+            missing = [ref for ref in missing if isinstance(ref, WindowedRef)]  # windows are never padded
+        if missing:
+            found.update(self._compute_shared(missing))
         dim = self.cache.dim or (next(iter(found.values())).size if found else 0)
         out = np.zeros((len(refs), dim), dtype=np.float32)
         ok = np.zeros(len(refs), dtype=bool)
@@ -195,7 +202,11 @@ class Embedder:
         included, in batches of the protocol's size. Each vector is cached under its clip and its
         batch, so it is only reused where mteb would compute the same one."""
         size = self.call_batch_size
-        usable = [i for i, k in enumerate(keys) if k is not None and refs[i].name not in self.stats.skipped]
+        usable = [
+            i
+            for i, k in enumerate(keys)
+            if k is not None and refs[i].name not in self.stats.skipped and not isinstance(refs[i], WindowedRef)
+        ]
         batch_keys: list[str | None] = list(keys)
         batches = []
         for start in range(0, len(usable), size):
@@ -257,6 +268,11 @@ class Embedder:
         return done
 
     def _compute(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
+        long = [r for r in refs if isinstance(r, WindowedRef)]
+        pooled = embed_windowed(self, long) if long else {}
+        refs = [r for r in refs if not isinstance(r, WindowedRef)]
+        if not refs:
+            return pooled
         started = time.perf_counter()
         done: dict[str, np.ndarray] = {}
         for good in self.decoded(refs, "embed"):
@@ -270,7 +286,7 @@ class Embedder:
                 self.stats.audio_seconds += sum(len(c) for c in clips) / self.policy.sample_rate
         self.stats.clips_embedded += len(done)
         self.stats.embed_wall_seconds += time.perf_counter() - started
-        return done
+        return {**pooled, **done}
 
     def _forward_fitting(self, clips: list[np.ndarray], refs: list[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
         """_forward over the batch in runs that fit the current limits; on out of memory, halve

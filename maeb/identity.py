@@ -166,13 +166,14 @@ def experiment_settings(
     resampler: str | None = None,
     call_batch_size: int | None = None,
     perturbation: str | None = None,
+    window: str | None = None,
 ) -> dict:
     """The settings of a run that differ from the registered entry (results go to mteb's
     experiments folder under them): changed options (--precision arrives as the dtype option), a
     weights path by name and content, a protocol other than the default, a resampler other than
     the protocol's, a batch size other than mteb's for families batched in call order, and a
     perturbation chain (its canonical string), so a perturbed result never sits where the clean
-    one does."""
+    one does, and a long-audio window policy (maeb.windows) other than the head cut."""
     out = {}
     for key, value in sorted(dict(overrides).items()):
         if meta.options.get(key) == value:
@@ -190,6 +191,8 @@ def experiment_settings(
         out["call_batch_size"] = call_batch_size
     if perturbation:
         out["perturb"] = perturbation
+    if window:
+        out["long_audio"] = window
     return out
 
 
@@ -249,13 +252,18 @@ def task_identity(spec, variables: dict | None = None) -> dict:
     }
 
 
-def run_identity(declared: dict, spec, variables: dict | None = None, perturbation: str | None = None) -> dict:
+def run_identity(
+    declared: dict, spec, variables: dict | None = None, perturbation: str | None = None, window: str | None = None
+) -> dict:
     """perturbation: the canonical string of a maeb.perturb chain (absent for a clean run, whose
-    identity is unchanged by the robustness axis)."""
+    identity is unchanged by the robustness axis); window: a maeb.windows policy other than the
+    head cut, likewise."""
     task = task_identity(spec, variables)
     base = {"encoder": declared, "task": task, "evaluator": EVALUATOR_VERSION}
     if perturbation:
         base["perturbation"] = perturbation
+    if window:
+        base["window"] = window
     return {**base, "hash": digest(base)}
 
 

@@ -61,6 +61,8 @@ class RunConfig:
     judge_concurrency: int = 8
     lite_dir: Path | None = None  # where MAEB-lite's data is (specs name it ${MAEB_LITE_DIR})
     perturb: tuple[str, ...] = ()  # maeb.perturb strings, applied in order; () is the clean run
+    long_audio: str | None = None  # a maeb.windows policy ("mean", "max:window=10,hop=5"); None: the head cut
+    duration_buckets: tuple[float, ...] | None = None  # edges in seconds: scores by clip duration (maeb.durations)
 
 
 @dataclass
@@ -156,9 +158,12 @@ def _fitting(meta, encoder, pending, ctx, strict, summary, log) -> list:
     return fitting
 
 
-def evaluate_task(spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=None) -> TaskEvaluation:
+def evaluate_task(
+    spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=None, duration_edges: tuple[float, ...] | None = None
+) -> TaskEvaluation:
     """Scores for every eval split and subset of one task, in mteb's result shape, and what the
-    run noticed about the data (clips shared between training and evaluation splits)."""
+    run noticed about the data (clips shared between training and evaluation splits); with
+    duration_edges, each split's scores by clip duration (maeb.durations)."""
     log = log or emb.ctx.log
     kind = tasktypes.get(spec.type)
     started = time.perf_counter()
@@ -179,7 +184,15 @@ def evaluate_task(spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=None
         for subset, tables in data.items():
             emb.label(spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]")
             state.subset = subset
+            emb.record.take_outcomes()
             result = tasktypes.as_evaluation(kind.evaluate(tables, split, emb, spec, state))
+            outcome = emb.record.take_outcomes()
+            if duration_edges:
+                from .durations import report
+
+                table = report(outcome, duration_edges)
+                if table is not None:
+                    result.info = {**result.info, "duration_buckets": table}
             values = result.metrics
             if spec.main_score not in values:
                 raise SpecError(
@@ -285,7 +298,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     pending, existing = [], {}
     for spec in specs:
         path = result_path(root, meta, spec.name, experiment) if root is not None else None
-        ident = run_identity(declared, spec, ctx.variables(), chain and chain.canonical())
+        ident = run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg))
         status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
         if status == "done":
             summary.skipped_existing.append(spec.name)
@@ -323,7 +336,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 else Path(cfg.cache_dir) / "generated" / meta.folder / spec.name
             )
             try:
-                outcome = evaluate_task(spec, emb, cfg.on_leak, log)
+                outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets)
             except MaebError as exc:
                 if spec.name not in str(exc):
                     exc.args = (f"task {spec.name}: {exc}",)
@@ -348,6 +361,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                     "device": cache.identity.get("device"),
                 },
                 "length_policy": emb.policy.describe() if emb.policy else None,
+                "window": emb.window.describe(emb.policy.max_seconds) if emb.policy else None,
                 "batching": _batching_record(emb),
                 **({"perturbation": chain.describe()} if chain else {}),
                 **({"precision": cfg.precision} if cfg.precision else {}),
@@ -405,9 +419,25 @@ def _identities(meta: ModelMeta, cfg: RunConfig, protocol, overrides: dict) -> t
     declared = declared_identity(meta, merged_options(meta, overrides), protocol.name, resampler, calls, Path(cfg.cache_dir))
     chain = _perturbation(cfg)
     experiment = experiment_settings(
-        meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls, chain and chain.canonical()
+        meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls, chain and chain.canonical(), _window_name(cfg)
     )
     return declared, experiment
+
+
+def _window(cfg: RunConfig):
+    """The run's long-audio policy (maeb.windows), checked against the run's other options."""
+    from .windows import check_combination, parse
+
+    window = parse(cfg.long_audio)
+    check_combination(window, cfg.perturb)
+    return window
+
+
+def _window_name(cfg: RunConfig) -> str | None:
+    """The policy's canonical string for identities, None for the head cut (so the published
+    protocol's identities are unchanged)."""
+    window = _window(cfg)
+    return window.canonical() if window.windowed else None
 
 
 def _perturbation(cfg: RunConfig):
@@ -467,6 +497,7 @@ def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, pro
         batch_seconds=cfg.batch_seconds,
         call_batch_size=cfg.call_batch_size,
         perturbation=_perturbation(cfg),
+        window=_window(cfg),
     )
 
 
@@ -578,7 +609,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                 "done": cfg.output_dir is not None
                 and _plan_status(
                     result_path(Path(cfg.output_dir), meta, spec.name, experiment),
-                    run_identity(declared, spec, ctx.variables(), chain and chain.canonical()),
+                    run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg)),
                 ),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
             }

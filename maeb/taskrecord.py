@@ -38,6 +38,19 @@ class TaskRecord:
     stats: EmbedStats = field(default_factory=EmbedStats)
     clips: set[str] = field(default_factory=set)  # content keys of the clips the task used
     texts: set[str] = field(default_factory=set)  # keys of its texts
+    # (metric, clips, values) of the split and subset being evaluated (maeb.durations)
+    outcomes: tuple[str, list, list] | None = None
+
+    def outcome(self, metric: str, refs: list, values) -> None:
+        """Each evaluation item's value of `metric` (the task's metric is their mean) and the
+        clip whose duration it is filed under."""
+        if len(refs) != len(values):
+            raise ValueError(f"{len(refs)} clips for {len(values)} values of {metric}")
+        self.outcomes = (metric, list(refs), [float(v) for v in values])
+
+    def take_outcomes(self) -> tuple[str, list, list] | None:
+        out, self.outcomes = self.outcomes, None
+        return out
 
     def fingerprints(self, cache) -> dict:
         """What tells two results apart by their inputs or by their vectors: a hash of the content

@@ -236,19 +236,25 @@ def nauc(confidence: np.ndarray, metric: np.ndarray) -> float:
 
 
 def retrieval_metrics(
-    results: Mapping[str, dict[str, float]] | Iterable[tuple[str, dict[str, float]]], qrels: dict[str, dict[str, int]], k_values
+    results: Mapping[str, dict[str, float]] | Iterable[tuple[str, dict[str, float]]],
+    qrels: dict[str, dict[str, int]],
+    k_values,
+    per_query_out: list | None = None,
 ) -> dict:
     """Scores of every query in `results` (mteb keeps each query that has a qrels entry, with or
     without a relevant document or a result), averaged; ndcg/map/recall/precision/hit rate rounded
     to 5 places as mteb rounds them, MRR unrounded, plus the nAUC of each metric under three
     confidence functions. `results` may be (query id, scores) items with unique ids, as
-    `iter_search` yields them: each query is reduced to its metrics as it comes."""
+    `iter_search` yields them: each query is reduced to its metrics as it comes. per_query_out,
+    if given, receives (query id, its metrics) in order."""
     items = results.items() if isinstance(results, Mapping) else results
     per_query, confidence = [], []
     for qid, docs in items:
         if qid in qrels:
             per_query.append(query_metrics(_ranked(docs), qrels[qid], k_values))
             confidence.append(_confidence(list(docs.values())))
+            if per_query_out is not None:
+                per_query_out.append((qid, per_query[-1]))
     if not per_query:
         raise DataError("no query has a qrels entry and a decodable clip; check qrels and ids")
     out: dict[str, float] = {}
@@ -280,7 +286,34 @@ def evaluate(data, split, emb, spec, state) -> dict:
     queries = [(q, v) for q, v in split_data.queries if q in qrels]
     split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
     results = iter_search(split_data, emb, p["top_k"])
-    return retrieval_metrics((_adjusted(qid, docs, p) for qid, docs in results), qrels, p["k_values"])
+    per_query: list = []
+    out = retrieval_metrics((_adjusted(qid, docs, p) for qid, docs in results), qrels, p["k_values"], per_query)
+    _report_outcomes(emb, spec.main_score, split_data, per_query)
+    return out
+
+
+_SHORT = {"ndcg": "NDCG", "map": "MAP", "recall": "Recall", "precision": "P", "hit_rate": "HitRate", "mrr": "MRR"}
+
+
+def _report_outcomes(emb, main_score: str, data: RetrievalData, per_query: list) -> None:
+    """Each query's main metric, filed under its clip (an audio query) or its most relevant
+    recording (a text query), for maeb.durations; nothing for a main score that is no mean over queries."""
+    name, _, k = main_score.rpartition("_at_")
+    key = f"{_SHORT[name]}@{k}" if name in _SHORT and k.isdigit() else None
+    if key is None:
+        return
+    queries, corpus = dict(data.queries), dict(reversed(data.corpus))  # the first of a repeated id, as mteb
+    refs, values = [], []
+    for qid, m in per_query:
+        clip = queries.get(qid)
+        if not isinstance(clip, AudioRef):
+            best = max(data.qrels.get(qid, {}).items(), key=lambda kv: kv[1], default=(None, 0))[0]
+            clip = corpus.get(best)
+        if isinstance(clip, AudioRef) and key in m:
+            refs.append(clip)
+            values.append(m[key])
+    if refs:
+        emb.record.outcome(main_score, refs, values)
 
 
 def _adjusted(qid: str, docs: dict[str, float], p) -> tuple[str, dict[str, float]]:
