@@ -99,6 +99,7 @@ SIDES = {
     "text": "text encoder",
     "generate": "text generation",
     "synthesize": "audio generation",
+    "frames": "time-resolved embeddings, embed_frames",
     "judge": "an LLM judge",
 }
 TOPICS = ("spec", "transforms", "derive", "types")

@@ -44,6 +44,25 @@ class SpectralEncoder:
             out.append(vec / (np.linalg.norm(vec) or 1.0))
         return np.asarray(out, dtype=np.float32)
 
+    frame_window, frame_hop = 400, 320  # 25 ms windows every 20 ms
+
+    def embed_frames(self, clips):
+        """Per clip: the log energy in the 16 bands of each 25 ms Hann window, every 20 ms; the
+        clip is zero-padded by half a window at both ends, so frame i is centred on sample
+        i * hop (time i * 0.02 s) and T = len // hop + 1."""
+        half = self.frame_window // 2
+        window = np.hanning(self.frame_window + 1)[:-1]
+        freqs = np.fft.rfftfreq(self.frame_window, 1.0 / self.sample_rate)
+        bands = np.stack([(freqs >= lo) & (freqs < hi) for lo, hi in zip(EDGES[:-1], EDGES[1:])], axis=1).astype(np.float64)
+        out = []
+        for clip in clips:
+            padded = np.pad(np.asarray(clip, dtype=np.float64), half)
+            frames = np.lib.stride_tricks.sliding_window_view(padded, self.frame_window)[:: self.frame_hop]
+            power = np.abs(np.fft.rfft(frames * window, axis=1)) ** 2
+            vectors = np.log10(power @ bands + 1e-8).astype(np.float32)
+            out.append((vectors, np.arange(len(vectors), dtype=np.float64) * self.frame_hop / self.sample_rate))
+        return out
+
     def embed_text(self, texts):
         out = np.full((len(texts), 16), 0.01, dtype=np.float32)
         for i, text in enumerate(texts):

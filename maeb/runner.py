@@ -22,6 +22,7 @@ from .encoders import (
     check_encoder,
     check_precision,
     has_audio,
+    has_frames,
     has_generate,
     has_synthesize,
     has_text,
@@ -132,6 +133,8 @@ def _missing_side(needs: set[str], encoder) -> str | None:
         return "audio-generation"
     if "text" in needs and not has_text(encoder):
         return "text"
+    if "frames" in needs and not has_frames(encoder):
+        return "time-resolved (embed_frames)"
     return None
 
 
@@ -540,15 +543,17 @@ def _plan_sides(meta: ModelMeta, cfg: RunConfig) -> set[str]:
     family's class generates, and a judge when one is configured."""
     from .encoders import resolve_factory
 
-    sides = set(meta.modalities) | _generative_sides(resolve_factory(meta.family))
+    sides = set(meta.modalities) | _declared_sides(resolve_factory(meta.family))
     if cfg.judge is not None:
         sides.add("judge")
     return sides
 
 
-def _generative_sides(factory) -> set[str]:
-    """The generative sides a family's class declares (writing text, writing audio)."""
-    return {side for side in ("generate", "synthesize") if callable(getattr(factory, side, None))}
+def _declared_sides(factory) -> set[str]:
+    """The sides a family's class declares beyond its modalities (writing text, writing audio,
+    time-resolved frames)."""
+    sides = {side for side in ("generate", "synthesize") if callable(getattr(factory, side, None))}
+    return sides | ({"frames"} if callable(getattr(factory, "embed_frames", None)) else set())
 
 
 def require_sides(meta: ModelMeta, specs: list[TaskSpec], judge: bool = False) -> None:
@@ -558,7 +563,7 @@ def require_sides(meta: ModelMeta, specs: list[TaskSpec], judge: bool = False) -
     from .encoders import resolve_factory
 
     with contextlib.suppress(MaebError):
-        sides |= _generative_sides(resolve_factory(meta.family))
+        sides |= _declared_sides(resolve_factory(meta.family))
     if judge:
         sides.add("judge")
     misfits = []

@@ -179,5 +179,5 @@ def test_named_task_the_model_cannot_run_is_one_error(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", "-m", "mfcc", "-t", "CREMADPairClassification", "ESC50_Zeroshot", "--output-folder", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["maeb: error: model 'maeb/mfcc-stats' (audio) cannot run ESC50_Zeroshot (needs text)"]
+    assert err == ["maeb: error: model 'maeb/mfcc-stats' (audio+frames) cannot run ESC50_Zeroshot (needs text)"]
     assert not out.exists()

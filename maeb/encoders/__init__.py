@@ -61,6 +61,20 @@ class AudioSynthesizer(Protocol):
     def config(self) -> dict: ...
 
 
+@runtime_checkable
+class FrameEncoder(Protocol):
+    """Time-resolved embeddings (HEAR's timestamp embeddings), an optional member of an audio
+    encoder, for frame-level tasks (event detection, maeb.frames). Per clip of the batch, given
+    as embed_audio's clips are (mono float32 at sample_rate, cut by the length policy): a (T, D)
+    float32 matrix of frame vectors and a (T,) float64 array of each frame's centre time in
+    seconds from the start of the clip (the centre of the frame's receptive window), increasing.
+    D is the same for every clip; T may differ (0 for a clip too short for one frame).
+    `frames_version` (optional, default 1) names the frame computation: cached frames are keyed
+    by it besides the encoder's identity, so a change to embed_frames alone bumps it."""
+
+    def embed_frames(self, clips: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]: ...
+
+
 # The one registry of model sides: the method that declares a side, its protocol, and the
 # members the engine relies on (checked when a model loads, by check_encoder)
 SIDES: dict[str, tuple[type, tuple[str, ...]]] = {
@@ -510,6 +524,11 @@ def has_text(encoder) -> bool:
 
 def has_audio(encoder) -> bool:
     return callable(getattr(encoder, "embed_audio", None))
+
+
+def has_frames(encoder) -> bool:
+    """Whether the encoder gives time-resolved embeddings (FrameEncoder.embed_frames)."""
+    return callable(getattr(encoder, "embed_frames", None))
 
 
 def has_generate(encoder) -> bool:

@@ -1,4 +1,6 @@
-"""A weight-free baseline: statistics of log-mel and MFCC frames (160-d).
+"""A weight-free baseline: statistics of log-mel and MFCC frames (160-d); its time-resolved
+embeddings (embed_frames) are the frames themselves: 20 MFCCs, their deltas and 40 log-mel bands
+(80-d) every 10 ms, each centred on its 25 ms window.
 
 It needs no download and costs milliseconds per clip, so every benchmark has a floor that any
 learned encoder should clear; it is also strong on speaker and instrument timbre."""
@@ -64,3 +66,16 @@ class MFCCStats:
             stats = [m.mean(0) for m in (mfcc, delta, logmel)] + [m.std(0) for m in (mfcc, delta, logmel)]
             out.append(np.concatenate(stats))
         return np.asarray(out, dtype=np.float32)
+
+    def embed_frames(self, clips):
+        """Per clip: (T, 80) frames [MFCC, delta (centred difference), log-mel] and their centre
+        times. The STFT is centred: frame i's window is centred on sample i * hop."""
+        out = []
+        for clip in clips:
+            logmel = self.log_mel(np.asarray(clip, dtype=np.float32))
+            mfcc = dct(logmel, type=2, norm="ortho", axis=1)[:, : self.n_mfcc]
+            delta = np.gradient(mfcc, axis=0) if len(mfcc) > 1 else np.zeros_like(mfcc)
+            frames = np.concatenate([mfcc, delta, logmel], axis=1).astype(np.float32)
+            times = np.arange(len(frames), dtype=np.float64) * self.hop / self.sample_rate
+            out.append((frames, times))
+        return out

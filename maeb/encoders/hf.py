@@ -12,7 +12,7 @@ import contextlib
 
 import numpy as np
 
-from .pooling import frame_counts, masked_mean
+from .pooling import frame_centres, frame_counts, frame_list, masked_mean
 
 UNSET = object()  # an option left to the protocol (None is a value: "no cap")
 SOFTWARE = ("torch", "transformers")
@@ -102,7 +102,8 @@ class WhisperEncoder:
             "dtype": self.dtype,
         }
 
-    def embed_audio(self, clips):
+    def _encode(self, clips):
+        """The last layer's frames of the padded window, and how many of them hold audio."""
         torch = _torch()
         feats = self.extractor(
             clips,
@@ -117,8 +118,20 @@ class WhisperEncoder:
             x = _to_device(feats.input_features, self.device, self.encoder.dtype)
             hidden = self.encoder(x, output_hidden_states=True).hidden_states[-1]
         mask = feats.attention_mask
-        lengths = frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
-        return masked_mean(hidden, lengths)
+        return hidden, frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
+
+    def embed_audio(self, clips):
+        return masked_mean(*self._encode(clips))
+
+    def embed_frames(self, clips):
+        """The last layer's frames that hold audio (those pooled by embed_audio, not the 30 s
+        window's padding), 20 ms apart: log-mel frame j is centred on sample j * hop (a centred
+        STFT) and the two convolutions (kernel 3, padding 1, strides 1 and 2) centre encoder
+        frame k on log-mel frame 2k, at 2k * hop / sample_rate seconds."""
+        hidden, lengths = self._encode(clips)
+        convs = [(c.kernel_size[0], c.stride[0], c.padding[0]) for c in (self.encoder.conv1, self.encoder.conv2)]
+        times = frame_centres(hidden.shape[1], convs, 0.0, self.extractor.hop_length) / self.sample_rate
+        return frame_list(hidden, lengths.tolist(), times)
 
 
 class SelfSupervisedEncoder:
@@ -194,7 +207,8 @@ class SelfSupervisedEncoder:
             "dtype": self.dtype,
         }
 
-    def embed_audio(self, clips):
+    def _encode(self, clips):
+        """The chosen layer's frames of the padded batch, each clip's sample count and the padded length."""
         torch = _torch()
         feats = self.extractor(
             clips, sampling_rate=self.sample_rate, return_tensors="pt", padding="longest", return_attention_mask=True
@@ -204,8 +218,30 @@ class SelfSupervisedEncoder:
             mask = _to_device(feats.attention_mask, self.device)
             out = self.model(values, attention_mask=mask, output_hidden_states=self.layer != "last_hidden_state")
             hidden = out.last_hidden_state if self.layer == "last_hidden_state" else out.hidden_states[-1]
-        lengths = frame_counts(self.frames, feats.attention_mask.sum(dim=1), values.shape[1], hidden.shape[1], self.model)
+        return hidden, feats.attention_mask.sum(dim=1), values.shape[1]
+
+    def embed_audio(self, clips):
+        hidden, samples, padded = self._encode(clips)
+        lengths = frame_counts(self.frames, samples, padded, hidden.shape[1], self.model)
         return masked_mean(hidden, lengths)
+
+    def embed_frames(self, clips):
+        """The chosen layer's frames that hold audio (the convolution arithmetic's count, whatever
+        the pooling rule), 20 ms apart for the usual front end: frame k is centred on its receptive
+        window in the samples, from the feature encoder's kernels and strides (no padding) and
+        any adapter layers after it."""
+        hidden, samples, _ = self._encode(clips)
+        lengths = frame_counts("conv", samples, 0, hidden.shape[1], self.model)
+        times = frame_centres(hidden.shape[1], self._conv_layers()) / self.sample_rate
+        return frame_list(hidden, lengths.tolist(), times)
+
+    def _conv_layers(self) -> list[tuple[int, int, int]]:
+        """(kernel, stride, padding) of each convolution between the samples and the output frames."""
+        config = self.model.config
+        layers = [(int(k), int(s), 0) for k, s in zip(config.conv_kernel, config.conv_stride)]
+        if getattr(config, "add_adapter", False):  # wav2vec2's downsampling adapter (padding 1)
+            layers += [(int(config.adapter_kernel_size), int(config.adapter_stride), 1)] * int(config.num_adapter_layers)
+        return layers
 
 
 class ASTEncoder:

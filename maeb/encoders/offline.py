@@ -13,7 +13,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..errors import ModelError
-from .pooling import masked_mean
+from .pooling import frame_centres, frame_list, masked_mean
 
 WHISPER_RATE = 16000
 WHISPER_HOP = 160
@@ -128,6 +128,22 @@ class CT2WhisperEncoder:
             if out.shape[1] == 0:
                 out = np.zeros((len(clips), pooled.shape[1]), dtype=np.float32)
             out[idx] = pooled
+        return out
+
+    def embed_frames(self, clips):
+        """The encoder frames that hold audio (those embed_audio pools), 20 ms apart: encoder
+        frame k is centred on log-mel frame 2k, at k * 0.02 s (as maeb.encoders.hf.WhisperEncoder)."""
+        feats, mask_frames = self.whisper.features(clips)
+        lengths = mask_frames // 2
+        groups = defaultdict(list)
+        for i, clip in enumerate(clips):
+            groups[WHISPER_FRAMES if self.window == "30s" else _bucket_frames(len(clip))].append(i)
+        out: list = [None] * len(clips)
+        for frames, idx in groups.items():
+            hidden = self.whisper.encode(feats[idx, :, :frames])
+            times = frame_centres(hidden.shape[1], [(3, 1, 1), (3, 2, 1)], 0.0, WHISPER_HOP) / WHISPER_RATE
+            for i, item in zip(idx, frame_list(hidden, [int(lengths[i]) for i in idx], times)):
+                out[i] = item
         return out
 
 

@@ -40,3 +40,21 @@ def masked_mean(hidden, lengths) -> np.ndarray:
     mask = (steps < lengths.unsqueeze(1)).to(hidden.dtype).unsqueeze(-1)
     pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
     return pooled.float().cpu().numpy()
+
+
+def frame_centres(count: int, layers, first: float = 0.0, step: float = 1.0) -> np.ndarray:
+    """Centres of `count` output frames of a stack of convolutions, in the units of its input:
+    input frame j is centred at first + j * step, and each layer (kernel, stride, padding) maps
+    output frame k to the input frames k * stride - padding ... k * stride - padding + kernel - 1,
+    so its centre moves by (kernel - 1) / 2 - padding input frames and its step by the stride."""
+    for kernel, stride, padding in layers:
+        first += step * ((kernel - 1) / 2 - padding)
+        step *= stride
+    return first + step * np.arange(count, dtype=np.float64)
+
+
+def frame_list(hidden, lengths, times) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The first `lengths[i]` frames of each row of a (batch, frames, dim) tensor as float32
+    arrays, each with the first `lengths[i]` of `times` (a clip's frames share the batch's grid)."""
+    rows = hidden.float().cpu().numpy() if hasattr(hidden, "float") else np.asarray(hidden, dtype=np.float32)
+    return [(np.ascontiguousarray(rows[i, :n]), np.asarray(times[:n], dtype=np.float64)) for i, n in enumerate(lengths)]

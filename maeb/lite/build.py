@@ -1,4 +1,4 @@
-"""Build MAEB-lite into a folder: seven audio folders (audiofolder convention, 16 kHz WAV) made from
+"""Build MAEB-lite into a folder: eight audio folders (audiofolder convention, 16 kHz WAV) made from
 Debian's speech synthesizers, two General MIDI sound sources and numpy, deterministic from a seed.
 A folder that already holds a complete build of the same seed and generator version is reused."""
 
@@ -17,11 +17,11 @@ import numpy as np
 import soundfile as sf
 
 from ..errors import MaebError
-from . import music, sounds, speech
+from . import events, music, sounds, speech
 
 GENERATOR_VERSION = 3
 RATE = 16000
-POOLS = ("words", "prosody", "languages", "music", "environment", "bio", "mixtures")
+POOLS = ("words", "prosody", "languages", "music", "environment", "bio", "mixtures", "events")
 
 
 def word_list() -> list[str]:
@@ -242,6 +242,7 @@ def build(root: Path, seed: int = 0, force: bool = False, log=print) -> dict:
         "environment": _environment,
         "bio": _bio,
         "mixtures": lambda rng: _mixtures(rng, pools),
+        "events": events.make,
     }
     files = {}
     for number, pool in enumerate(POOLS):

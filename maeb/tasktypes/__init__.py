@@ -35,6 +35,7 @@ REGISTRY: dict[str, Registered] = {
     "pair_classification": Registered("maeb.tasktypes.pair", "AudioPairClassification"),
     "retrieval": Registered("maeb.tasktypes.retrieval", "Any2AnyRetrieval"),
     "reranking": Registered("maeb.tasktypes.reranking", "AudioReranking"),
+    "event_detection": Registered("maeb.tasktypes.event_detection", "AudioEventDetection"),
     "captioning": Registered("maeb.tasktypes.captioning", "AudioCaptioning", generative=True),
     "qa": Registered("maeb.tasktypes.qa", "AudioQuestionAnswering", generative=True),
     "judged_qa": Registered("maeb.tasktypes.judged_qa", "AudioJudgedQuestionAnswering", generative=True),

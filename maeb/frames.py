@@ -1,0 +1,235 @@
+"""Time-resolved embeddings (HEAR's timestamp embeddings) for frame-level task types: per clip a
+(T, D) float32 frame matrix and the (T,) centre time of each frame in seconds, from the encoder's
+optional embed_frames (maeb.encoders.FrameEncoder).
+
+Clips are decoded through the embedder's loop and length policy (and perturbation), batched as
+the encoder batches them, and each clip's frames are cached on disk: one SQLite file per encoder
+identity under the cache folder's frames/ (the embedding cache's name, so the same identity),
+rows keyed by the clip's content key, a "frames" tag and the encoder's frames_version, frames and
+times stored as raw bytes with a checksum. An interrupted run keeps every finished batch and a
+rerun embeds nothing. Two runs on one cache may both compute a clip's frames (no claims, unlike
+the embedding cache): the rows are identical, the second write replaces the first."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .audio import AudioRef
+from .cache import cache_failure
+from .encoders import has_frames
+from .errors import AudioError, CacheError, MaebError, ModelError
+
+if TYPE_CHECKING:
+    from .embed import Embedder
+
+TAG = "frames"
+_CHUNK = 900
+Frames = tuple[np.ndarray, np.ndarray]  # (T, D) float32 frames, (T,) float64 centre times in seconds
+
+
+def _checksum(key: str, *blobs: bytes) -> bytes:
+    digest = hashlib.blake2b(key.encode() + b"\0", digest_size=8)
+    for blob in blobs:
+        digest.update(blob)
+    return digest.digest()
+
+
+class FrameStore:
+    """Frame matrices and times by key, for one encoder identity."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS frames (key TEXT PRIMARY KEY, rows INTEGER NOT NULL, dim INTEGER NOT NULL, "
+                "vec BLOB NOT NULL, times BLOB NOT NULL, chk BLOB NOT NULL)"
+            )
+            self._db.commit()
+        except sqlite3.Error as exc:
+            raise cache_failure(self.path, exc) from exc
+        except OSError as exc:
+            raise CacheError(
+                f"cannot create the frame cache under {self.path.parent} ({exc.strerror}); pass --cache-dir"
+            ) from exc
+
+    def _run(self, fn):
+        with self._lock:
+            try:
+                return fn(self._db)
+            except sqlite3.Error as exc:
+                raise cache_failure(self.path, exc) from exc
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Frames]:
+        keys = list(dict.fromkeys(keys))
+
+        def read(db):
+            found = {}
+            for i in range(0, len(keys), _CHUNK):
+                chunk = keys[i : i + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                query = f"SELECT key, rows, dim, vec, times, chk FROM frames WHERE key IN ({marks})"
+                for key, rows, dim, vec, times, chk in db.execute(query, chunk):
+                    if _checksum(key, vec, times) != chk:
+                        raise CacheError(
+                            f"frame cache {self.path}: the stored frames of {key} fail their checksum "
+                            "(the file was changed on disk); delete the file to recompute them"
+                        )
+                    frames = np.frombuffer(vec, dtype=np.float32).reshape(rows, dim)
+                    found[key] = (frames, np.frombuffer(times, dtype=np.float64))
+            return found
+
+        return self._run(read)
+
+    def put_many(self, items: Mapping[str, Frames]) -> None:
+        rows = []
+        for key, (frames, times) in items.items():
+            vec = np.ascontiguousarray(frames, dtype=np.float32).tobytes()
+            stamps = np.ascontiguousarray(times, dtype=np.float64).tobytes()
+            rows.append((key, int(frames.shape[0]), int(frames.shape[1]), vec, stamps, _checksum(key, vec, stamps)))
+        if rows:
+            self._run(lambda db: (db.executemany("INSERT OR REPLACE INTO frames VALUES (?, ?, ?, ?, ?, ?)", rows), db.commit()))
+
+    def __len__(self) -> int:
+        return self._run(lambda db: db.execute("SELECT COUNT(*) FROM frames").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def store_path(emb: Embedder) -> Path:
+    """The frame cache of the embedder's encoder identity: <cache>/frames/<embedding cache name>."""
+    return emb.cache.path.parent.parent / TAG / emb.cache.path.name
+
+
+def frame_key(ref: AudioRef, encoder) -> str:
+    return f"{ref.key}|{TAG}:v{int(getattr(encoder, 'frames_version', 1))}"
+
+
+def require_frames(emb: Embedder, task: str | None = None) -> None:
+    """The one line for a model without time-resolved embeddings."""
+    if emb.policy is None or not has_frames(emb.encoder):
+        raise ModelError(
+            f"model {emb.meta.name} has no time-resolved embeddings (embed_frames); task {task or emb.context} needs them"
+        )
+
+
+def frame_embeddings(emb: Embedder, refs: Sequence[AudioRef], task: str | None = None) -> list[Frames | None]:
+    """Frames and centre times of each clip, from the frame cache or the encoder (batched as the
+    embedder batches, decoded through its length policy). A clip skipped as unusable (only under
+    --on-bad-audio skip) is None. Counted in the task's record as embedded or cached clips."""
+    require_frames(emb, task)
+    refs = emb._perturbed(refs)  # the clips as the run's perturbation shows them (none: unchanged)
+    keys: list[str | None] = []
+    for ref in refs:
+        try:
+            keys.append(frame_key(ref, emb.encoder))
+        except AudioError as exc:
+            emb.bad_clip(ref, exc)
+            keys.append(None)
+    unique = {k: ref for k, ref in zip(keys, refs) if k is not None}
+    content = {k: ref.key for k, ref in unique.items()}
+    fresh = set(content.values()) - emb.touched
+    emb.touched.update(content.values())
+    store = FrameStore(store_path(emb))
+    try:
+        found = store.get_many(unique)
+        emb.stats.clips_cached += len(fresh & {content[k] for k in found})
+        missing = [ref for k, ref in unique.items() if k not in found and ref.name not in emb.stats.skipped]
+        if missing:
+            found.update(_compute(emb, store, missing))
+    finally:
+        store.close()
+    return [found.get(k) if k is not None else None for k in keys]
+
+
+def _compute(emb: Embedder, store: FrameStore, refs: list[AudioRef]) -> dict[str, Frames]:
+    started = time.perf_counter()
+    done: dict[str, Frames] = {}
+    dim: list[int] = []
+    for good in emb.decoded(refs, "embed frames"):
+        if not good:
+            continue
+        clips = [clip for _, clip in good]
+        batch = [refs[i] for i, _ in good]
+        t0 = time.perf_counter()
+        try:
+            out = list(emb.encoder.embed_frames(clips))
+        except MaebError:
+            raise
+        except Exception as exc:
+            names = ", ".join(r.name for r in batch[:3])
+            raise ModelError(f"model {emb.meta.name!r} failed on clips {names} ({type(exc).__name__}: {exc})") from exc
+        emb.stats.forward_seconds += time.perf_counter() - t0
+        if len(out) != len(clips):
+            raise ModelError(f"model {emb.meta.name!r}: embed_frames returned {len(out)} items for {len(clips)} clips")
+        new = {}
+        for ref, item in zip(batch, out):
+            checked = _checked(emb, ref, item, dim)
+            if checked is not None:
+                new[frame_key(ref, emb.encoder)] = checked
+        store.put_many(new)
+        done.update(new)
+        emb.stats.audio_seconds += sum(len(c) for c in clips) / emb.policy.sample_rate
+    emb.stats.clips_embedded += len(done)
+    emb.stats.embed_wall_seconds += time.perf_counter() - started
+    return done
+
+
+def _checked(emb: Embedder, ref: AudioRef, item, dim: list[int]) -> Frames | None:
+    """One clip's (frames, times) as the protocol says, or an error naming the clip; non-finite
+    frames are an error, or under --on-bad-audio skip a skipped clip."""
+    name = emb.meta.name
+    try:
+        frames, times = item
+        frames = np.asarray(frames, dtype=np.float32)
+        times = np.asarray(times, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"model {name!r}: embed_frames must give (frames, times) per clip; for {ref.name}: {exc}") from exc
+    if frames.ndim != 2 or times.shape != (frames.shape[0],):
+        raise ModelError(
+            f"model {name!r}: embed_frames gave frames {frames.shape} and times {times.shape} for clip {ref.name}; "
+            "expected (T, D) and (T,)"
+        )
+    if dim and frames.shape[1] != dim[0]:
+        raise ModelError(f"model {name!r}: embed_frames gave {frames.shape[1]}-d frames for clip {ref.name}, {dim[0]}-d before")
+    dim[:] = [frames.shape[1]]
+    if len(times) > 1 and not np.all(np.diff(times) > 0):
+        raise ModelError(f"model {name!r}: embed_frames gave frame times that do not increase for clip {ref.name}")
+    if not (np.isfinite(frames).all() and np.isfinite(times).all()):
+        if emb.on_bad_audio == "error":
+            raise ModelError(
+                f"model {name!r} returned NaN or infinite frames for clip {ref.name} (in {emb.context}; "
+                "rerun with --on-bad-audio skip to drop such clips)"
+            )
+        emb.stats.skipped[ref.name] = "the model returned NaN or infinite frames"
+        return None
+    return frames, times
+
+
+def fingerprint(items: Sequence[Frames | None]) -> dict:
+    """A hash of the exact bytes of every clip's frames and times, their count and their sum (the
+    vector fingerprints of the embedding cache do not see frames)."""
+    digest = hashlib.blake2b(digest_size=16)
+    total, count = 0.0, 0
+    for item in items:
+        if item is None:
+            digest.update(b"-")
+            continue
+        frames, times = item
+        digest.update(np.ascontiguousarray(frames).tobytes() + np.ascontiguousarray(times).tobytes())
+        total += float(np.sum(frames, dtype=np.float64))
+        count += len(frames)
+    return {"frames": digest.hexdigest(), "frame_count": count, "frame_sum": round(total, 6)}
