@@ -81,9 +81,10 @@ def _vector(encoder, samples):
 def test_pooled_vector_is_the_pool_of_the_window_vectors(tmp_path, pooling):
     encoder = SpectralEncoder()
     x = np.concatenate([tone(300, 25.0, seed=1), tone(2000, 50.0, seed=2)])  # 75 s
-    clip = AudioRef("long", data=_wav(x, RATE))
+    # bytes written once: libsndfile stamps the time into a float WAV's PEAK chunk
+    clip, short = AudioRef("long", data=_wav(x, RATE)), _wav(x[: 10 * RATE], RATE)
     emb = make_embedder(tmp_path, window=parse(f"{pooling}:window=30,hop=20"), batch_size=2)
-    got, ok = emb.audio([clip, AudioRef("short", data=_wav(x[: 10 * RATE], RATE))])
+    got, ok = emb.audio([clip, AudioRef("short", data=short)])
     assert ok.all() and emb.stats.clips_embedded == 2
     starts = [0, 20, 40, 45]  # every 20 s while 30 s fit, then the window ending at 75 s
     vectors = np.stack([_vector(encoder, x[s * RATE : (s + 30) * RATE]) for s in starts])
@@ -93,7 +94,7 @@ def test_pooled_vector_is_the_pool_of_the_window_vectors(tmp_path, pooling):
 
     emb.cache.close()
     head = make_embedder(tmp_path)  # the same cache: the short clip's vector is shared, the long one is not
-    vectors_head, _ = head.audio([clip, AudioRef("short", data=_wav(x[: 10 * RATE], RATE))])
+    vectors_head, _ = head.audio([clip, AudioRef("short", data=short)])
     assert head.stats.clips_cached == 1 and head.stats.clips_embedded == 1
     np.testing.assert_allclose(vectors_head[0], _vector(encoder, x[: 30 * RATE]), rtol=1e-6)
     head.cache.close()
