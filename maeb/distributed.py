@@ -174,7 +174,7 @@ def _run_pending(meta, tasks, cfg, local_cfg, address, workers, shard_clips, sum
                     _fail(summary, task.spec.name, task.failed, log)
                 else:
                     try:
-                        part = run(meta, [task.spec], local_cfg, log, encoder=remote)
+                        part = run(meta, [task.spec], local_cfg, log, encoder=remote, amend=_labeller(task, cfg))
                     except MaebError as exc:
                         _fail(summary, task.spec.name, exc, log)
                     else:
@@ -547,6 +547,22 @@ def _merge(summary: RaySummary, part: RunSummary, results: dict) -> None:
     summary.skipped_modality += part.skipped_modality
     _accumulate(summary.stats, part.stats)
     results.update({r.task: r for r in part.results})
+
+
+def _labeller(task: _Task, cfg: RunConfig):
+    """What a task's result must say that the driver's runner cannot see: the clips the workers
+    embedded for it (the runner found them in the cache) and the --precision the workers ran in."""
+
+    def amend(spec, info: dict) -> None:
+        stats = info["embedding"]
+        moved = min(task.clips, stats.get("clips_cached", 0))
+        stats["clips_cached"] -= moved
+        stats["clips_embedded"] = stats.get("clips_embedded", 0) + moved
+        info["ray"] = {"clips_embedded_by_workers": task.clips}
+        if cfg.precision:
+            info["precision"] = cfg.precision
+
+    return amend
 
 
 def _add_shard_stats(summary: RaySummary, shard_stats: list) -> None:

@@ -282,9 +282,11 @@ def context_of(cfg: RunConfig) -> RunContext:
     return RunContext(cache_dir=Path(cfg.cache_dir), device=cfg.device, progress=progress, judge=judge, lite_dir=cfg.lite_dir)
 
 
-def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encoder=None) -> RunSummary:
+def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encoder=None, amend=None) -> RunSummary:
     """Evaluate `meta`'s model (loaded from its entry, or `encoder`, an instance already built) on
-    `specs`. With cfg.output_dir, results are written in mteb's layout and finished tasks skipped."""
+    `specs`. With cfg.output_dir, results are written in mteb's layout and finished tasks skipped.
+    amend(spec, info), if given, completes a task's maeb section before it is written (what the
+    caller knows and the runner does not: maeb.distributed's workers)."""
     summary = RunSummary()
     started = time.perf_counter()
     ctx = context_of(cfg)
@@ -379,6 +381,8 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
                 "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
             }
+            if amend is not None:
+                amend(spec, info)
             result = TaskResult(spec.name, meta.name, task_result(spec, scores, seconds, info), path, outcome.files)
             if path is not None:
                 for name, text in outcome.files.items():

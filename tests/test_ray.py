@@ -19,7 +19,6 @@ import pytest
 from maeb import catalog
 from maeb.cli import main
 from maeb.distributed import run_on_ray
-from maeb.lite.build import build
 from maeb.mock import write_tone_folder
 from maeb.runner import RunConfig, run
 
@@ -34,10 +33,8 @@ TASKS = ["LiteSpokenDigits", "LiteSpeakerPairs", "LiteSameWordA2A", "LiteDigitZe
 
 
 @pytest.fixture(scope="module")
-def lite_dir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("lite") / "data"
-    build(folder, seed=0, log=lambda m: None)
-    return folder
+def lite_dir(lite_data):
+    return lite_data
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +82,11 @@ def test_ray_run_equals_the_plain_run_and_a_rerun_schedules_nothing(cluster, lit
     assert len(summary.workers) == 2 and all(w.shards > 0 for w in summary.workers)
     # the workers embedded every clip of the evaluation splits; the driver's runner sent only the few-shot
     # draws of LiteMixtureTags' training split to them, batch by batch
-    by_driver = {t: r.info["embedding"]["clips_embedded"] for t, r in ((r.task, r) for r in summary.results)}
+    # each result counts the clips the workers embedded for it as embedded, not as found in the cache
+    by_workers = {r.task: r.info["ray"]["clips_embedded_by_workers"] for r in summary.results}
+    by_driver = {r.task: r.info["embedding"]["clips_embedded"] - by_workers[r.task] for r in summary.results}
     assert {t for t, n in by_driver.items() if n} == {"LiteMixtureTags"}
+    assert sum(by_workers.values()) == sum(w.clips for w in summary.workers) > 0
     assert sum(w.clips for w in summary.workers) + sum(by_driver.values()) == summary.stats.clips_embedded
     files = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*.json")}
 
