@@ -26,6 +26,8 @@ from .audio import AudioRef
 from .cache import cache_failure
 from .encoders import has_frames
 from .errors import AudioError, CacheError, MaebError, ModelError
+from .stream import clip_stream, windows
+from .windows import WindowedRef, windowed_refs
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -132,6 +134,8 @@ def frame_embeddings(emb: Embedder, refs: Sequence[AudioRef], task: str | None =
     --on-bad-audio skip) is None. Counted in the task's record as embedded or cached clips."""
     require_frames(emb, task)
     refs = emb._perturbed(refs)  # the clips as the run's perturbation shows them (none: unchanged)
+    if emb.window.windowed:  # clips longer than a window are framed window by window (maeb.windows)
+        refs = windowed_refs(refs, emb.window, emb.policy.sample_rate, emb.bad_clip)
     keys: list[str | None] = []
     for ref in refs:
         try:
@@ -159,6 +163,16 @@ def _compute(emb: Embedder, store: FrameStore, refs: list[AudioRef]) -> dict[str
     started = time.perf_counter()
     done: dict[str, Frames] = {}
     dim: list[int] = []
+    for ref in [r for r in refs if isinstance(r, WindowedRef)]:
+        try:
+            item = _windowed_frames(emb, ref, dim)
+        except AudioError as exc:
+            emb.bad_clip(ref, exc)
+            continue
+        if item is not None:
+            store.put_many({frame_key(ref, emb.encoder): item})
+            done[frame_key(ref, emb.encoder)] = item
+    refs = [r for r in refs if not isinstance(r, WindowedRef)]
     for good in emb.decoded(refs, "embed frames"):
         if not good:
             continue
@@ -186,6 +200,52 @@ def _compute(emb: Embedder, store: FrameStore, refs: list[AudioRef]) -> dict[str
     emb.stats.clips_embedded += len(done)
     emb.stats.embed_wall_seconds += time.perf_counter() - started
     return done
+
+
+def _windowed_frames(emb: Embedder, ref: WindowedRef, dim: list[int]) -> Frames | None:
+    """A long clip's frames from its windows (streamed as maeb.windows streams them), on the
+    clip's time axis: where two windows overlap, each frame comes from the window whose centre
+    is nearer (the boundary is the middle of the overlap), so every frame has context on both
+    sides and times increase."""
+    rate, window = emb.policy.sample_rate, ref.window
+    length, hop = int(round(window.seconds * rate)), int(round(window.hop * rate))
+    kept: list[Frames] = []
+    previous: tuple[int, Frames] | None = None
+    lo = -np.inf
+
+    def keep_until(bound: float) -> None:
+        nonlocal lo
+        frames, times = previous[1]
+        inside = (times >= lo) & (times < bound)
+        kept.append((frames[inside], times[inside]))
+        lo = bound
+
+    stream = windows(clip_stream(ref.base, emb.policy), length, hop)
+    while True:
+        group = [item for _, item in zip(range(max(1, emb.batch_size)), stream)]
+        if not group:
+            break
+        t0 = time.perf_counter()
+        try:
+            out = list(emb.encoder.embed_frames([w for _, w in group]))
+        except MaebError:
+            raise
+        except Exception as exc:
+            raise ModelError(f"model {emb.meta.name!r} failed on clip {ref.name} ({type(exc).__name__}: {exc})") from exc
+        emb.stats.forward_seconds += time.perf_counter() - t0
+        emb.stats.audio_seconds += sum(w.size for _, w in group) / rate
+        for (start, _), item in zip(group, out):
+            checked = _checked(emb, ref, item, dim)
+            if checked is None:
+                return None
+            frames, times = checked
+            if previous is not None:
+                keep_until((previous[0] + length + start) / 2 / rate)  # the middle of the overlap
+            previous = (start, (frames, times + start / rate))
+    if previous is None:
+        return None
+    keep_until(np.inf)
+    return np.concatenate([f for f, _ in kept]), np.concatenate([t for _, t in kept])
 
 
 def _checked(emb: Embedder, ref: AudioRef, item, dim: list[int]) -> Frames | None:

@@ -291,3 +291,22 @@ def test_head_cut_decodes_only_the_head_and_keeps_the_same_samples(fmt, subtype)
         samples = samples[int((ref.start or 0.0) * native) :]
         expected = resample(samples, native, RATE, policy.resampler)[: policy.max_samples]
         np.testing.assert_array_equal(load(ref, policy), expected, err_msg=f"{fmt} {ref.name}")
+
+
+def test_long_clip_frames_come_from_its_windows_on_the_clip_time_axis(tmp_path):
+    from maeb.frames import frame_embeddings
+
+    encoder = SpectralEncoder()
+    x = np.concatenate([tone(300, 40.0, seed=5), tone(2500, 35.0, seed=6)])  # 75 s
+    ref = AudioRef("long", data=_wav(x, RATE))
+    head = frame_embeddings(make_embedder(tmp_path / "head"), [ref])[0]
+    assert head[1][-1] == pytest.approx(30.0)  # the head cut: frames of the first 30 s only
+    frames, times = frame_embeddings(make_embedder(tmp_path / "win", window=parse("mean")), [ref])[0]
+    whole_frames, whole_times = encoder.embed_frames([x])[0]  # the mock has no cap of its own
+    # windows at 0, 30 and 45 s (the last ends at 75 s); between the last two the boundary is the
+    # middle of their overlap, 52.5 s: every frame time of the whole clip appears once, in order
+    np.testing.assert_allclose(times, whole_times, atol=1e-9)
+    edges = np.array([0.0, 30.0, 45.0, 60.0, 75.0])
+    interior = np.abs(whole_times[:, None] - edges[None, :]).min(axis=1) > 0.0125  # away from a window's padding
+    np.testing.assert_allclose(frames[interior], whole_frames[interior], rtol=1e-5, atol=1e-5)
+    assert interior.mean() > 0.99
