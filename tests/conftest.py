@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -56,3 +57,18 @@ def needs_shared():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+LITE_TOOLS = ("espeak-ng", "flite", "festival", "fluidsynth", "timidity")
+
+
+@pytest.fixture(scope="session")
+def lite_data(tmp_path_factory) -> Path:
+    """One MAEB-lite build (seed 0) for every test file that runs on it; tests only read it."""
+    if not all(shutil.which(t) for t in LITE_TOOLS):
+        pytest.skip("Debian's espeak-ng, flite, festival, fluidsynth or timidity is missing")
+    from maeb.lite.build import build
+
+    folder = tmp_path_factory.mktemp("lite") / "data"
+    build(folder, seed=0, log=lambda m: None)
+    return folder

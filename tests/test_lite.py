@@ -38,10 +38,8 @@ CHANCE = {  # what a model with no information scores, per task
 
 
 @pytest.fixture(scope="module")
-def lite_dir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("lite") / "data"
-    build(folder, seed=0, log=lambda m: None)
-    return folder
+def lite_dir(lite_data):
+    return lite_data
 
 
 def test_build_is_deterministic_and_reused(lite_dir, tmp_path):
