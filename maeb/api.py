@@ -128,6 +128,7 @@ def evaluate(
     revision: str | None = None,
     perturb: str | Iterable[str] | None = None,
     long_audio: str | None = None,
+    duration_buckets: str | Iterable[float] | None = None,
 ) -> list[TaskResult]:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
@@ -141,7 +142,8 @@ def evaluate(
     maeb.perturb string or several, applied in order to each clip before the encoder (e.g.
     "noise:snr=5"); results are labelled and go to an experiments folder. long_audio: a
     maeb.windows policy ("mean", "max", "mean:window=10,hop=5") for clips longer than the model's
-    window, likewise labelled."""
+    window, likewise labelled. duration_buckets: edges in seconds ("10,30,60" or numbers) to also
+    score each task by clip duration (maeb.durations)."""
     from .cache import default_cache_dir
     from .protocols import DEFAULT_PROTOCOL
 
@@ -173,5 +175,14 @@ def evaluate(
         judge=judge,
         perturb=(perturb,) if isinstance(perturb, str) else tuple(perturb or ()),
         long_audio=long_audio,
+        duration_buckets=_edges(duration_buckets),
     )
     return run(meta, specs, cfg, encoder=encoder).results
+
+
+def _edges(value) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    from .durations import parse_edges
+
+    return parse_edges(value if isinstance(value, str) else ",".join(str(float(v)) for v in value))

@@ -437,6 +437,16 @@ def print_plan(meta, specs, cfg) -> int:
         f"({sum(r['hours'] for r in todo):.2f} h of audio) to embed at most, "
         f"{sum(r['cached_clips'] for r in rows)} clips already cached for {meta.name}"
     )
+    longest = {
+        s.name: max((v.get("max_seconds") or 0.0 for v in s.stats.values() if isinstance(v, dict)), default=0.0) for s in specs
+    }
+    longest = {name: seconds for name, seconds in longest.items() if seconds > 30.0}
+    if longest:
+        from .windows import parse
+
+        policy = parse(cfg.long_audio).canonical()
+        shown = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in sorted(longest.items(), key=lambda kv: -kv[1])[:5])
+        print(f"long clips (the catalog's longest): {shown}; window policy {policy} (--long-audio)")
     return 0
 
 

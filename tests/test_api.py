@@ -194,3 +194,17 @@ def test_each_protocol_names_its_missing_member(tmp_path, tone_folder):
     with pytest.raises(ModelError, match="sample_rate must be a positive integer, got 16000.0"):
         check_encoder(meta, OddRate())
     check_encoder(meta, BandEnergy())  # the README's example satisfies AudioEncoder
+
+
+def test_evaluate_takes_long_audio_and_duration_buckets(tmp_path, tone_folder):
+    task = write_task(tmp_path, tone_folder, "ToneClasses", "classification")
+    plain = maeb.evaluate(BandEnergy(), [task], cache_dir=tmp_path / "cache", progress=False)[0]
+    windowed = maeb.evaluate(
+        BandEnergy(), [task], cache_dir=tmp_path / "cache", progress=False, long_audio="max", duration_buckets=[0.9]
+    )[0]
+    assert windowed.info["window"] == {"pooling": "max", "seconds": 10.0, "hop": 10.0, "last_window": "ends at the clip's end"}
+    assert windowed.main_score == plain.main_score  # every tone is shorter than one window: the same vectors
+    rows = windowed.info["evaluation"]["test"]["default"]["duration_buckets"]["rows"]
+    assert [r["bucket"] for r in rows] == ["<0.9 s", ">=0.9 s"]
+    with pytest.raises(MaebError, match="pooling must be one of"):
+        maeb.evaluate(BandEnergy(), [task], cache_dir=tmp_path / "cache", progress=False, long_audio="median")

@@ -171,8 +171,11 @@ def test_mteb_style_flags(tmp_path, tone_folder, capsys):
     assert main(args[:-2] + ["--model-revision", "r2", "--quiet"]) == 0
     assert (tmp_path / "out" / "test__spectral" / "r2" / "ToneClusters.json").exists()
     assert main(["run", "-m", "mfcc", "-b", "MAEB", "--task-types", "clustering", "--dry-run"]) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines()[1:] if not line.startswith("total")]
+    lines = capsys.readouterr().out.splitlines()[1:]
+    rows = [line for line in lines if not line.startswith(("total", "long clips"))]
     assert rows and all("AudioClustering" in line for line in rows)
+    assert main(["run", "-m", "mfcc", "-t", "BirdCLEF", "--long-audio", "max", "--dry-run"]) == 0
+    assert "long clips (the catalog's longest): BirdCLEF 491 s; window policy max:window=native" in capsys.readouterr().out
 
 
 def test_named_task_the_model_cannot_run_is_one_error(tmp_path, capsys):
