@@ -331,13 +331,6 @@ def cmd_run(args) -> int:
     from_benchmarks = select_tasks(benches, types=args.task_types, languages=args.languages, eval_splits=args.eval_splits)
     if (args.tasks or benches) and not (named or from_benchmarks):
         raise MaebError("no task is left after --task-types/--languages")
-    lite_dir = None
-    if any(b.name == "MAEB-lite" for b in benches):
-        from .lite import default_dir
-        from .lite.build import build
-
-        lite_dir = default_dir(args.cache_dir or default_cache_dir())
-        build(lite_dir, log=lambda m: print(m, file=sys.stderr))  # reuses an existing build
     if not args.dry_run:
         from .runner import require_sides
 
@@ -362,7 +355,6 @@ def cmd_run(args) -> int:
         options=dict(args.option),
         judge=_judge_endpoint(args),
         judge_concurrency=args.judge_concurrency,
-        lite_dir=lite_dir,
         perturb=tuple(args.perturb),
         long_audio=args.long_audio,
         duration_buckets=_duration_edges(args.duration_buckets),

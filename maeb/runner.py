@@ -403,8 +403,16 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
 
 
 def prepare_offline_data(specs: list[TaskSpec], ctx: RunContext, log) -> None:
-    """Offline benchmarks are built on first use, before any identity reads their folders
-    (MMAG-lite; a complete build of any size is reused: the run identity names its content)."""
+    """Offline benchmarks are built on first use, before any identity reads their folders:
+    MAEB-lite in its default place or in a $MAEB_LITE_DIR that does not exist yet (a folder the
+    caller names that exists is theirs: it is only read), MMAG-lite (a complete build of any size
+    is reused: the run identity names its content)."""
+    if ctx.lite_dir is None and any("${MAEB_LITE_DIR}" in spec.data.path for spec in specs):
+        from .lite.build import build as build_lite
+
+        where = Path(ctx.variables()["MAEB_LITE_DIR"])
+        if not os.environ.get("MAEB_LITE_DIR") or not where.exists():
+            build_lite(where, log=log)  # reuses a complete build
     if any("${MMAG_LITE_DIR}" in spec.data.path for spec in specs):
         from .mmag_lite.build import build
 
@@ -589,6 +597,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
 
     cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
     ctx = RunContext(cache_dir=Path(cfg.cache_dir), lite_dir=cfg.lite_dir)
+    prepare_offline_data(specs, ctx, ctx.log)  # synthetic, built here: nothing is downloaded
     protocol = get_protocol(cfg.protocol)
     declared, experiment = _identities(meta, cfg, protocol, _overrides(meta, cfg))
     chain = _perturbation(cfg)

@@ -184,3 +184,26 @@ def test_named_task_the_model_cannot_run_is_one_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["maeb: error: model 'maeb/mfcc-stats' (audio+frames) cannot run ESC50_Zeroshot (needs text)"]
     assert not out.exists()
+
+
+def test_maeb_lite_is_built_on_first_use_only_where_maeb_owns_the_folder(tmp_path, monkeypatch):
+    import maeb.lite.build as lite_build
+    from maeb import catalog
+    from maeb.context import RunContext
+    from maeb.runner import prepare_offline_data
+
+    built = []
+    monkeypatch.setattr(lite_build, "build", lambda root, log=None, **_: built.append(Path(root)))
+    specs = [catalog.find_task("LiteEvents")]
+    monkeypatch.delenv("MAEB_LITE_DIR", raising=False)
+    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache"), print)
+    assert built == [tmp_path / "cache" / "maeb-lite"]  # the default place, under the cache
+    monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "new"))
+    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache"), print)
+    assert built[-1] == tmp_path / "new"  # a named folder that does not exist yet
+    (tmp_path / "mine").mkdir()
+    monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "mine"))
+    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache"), print)
+    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache", lite_dir=tmp_path / "x"), print)
+    prepare_offline_data([catalog.find_task("ESC50Clustering")], RunContext(cache_dir=tmp_path / "c2"), print)
+    assert len(built) == 2  # an existing named folder, a given lite_dir and a hub task build nothing
