@@ -7,6 +7,7 @@ import hashlib
 import io
 import os
 import re
+import struct
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -136,6 +137,18 @@ def wav_shortfall(data: bytes, total: int | None = None) -> tuple[int, int] | No
             return None
         offset += 8 + size + (size & 1)
     return None
+
+
+def float_wav(samples: np.ndarray, rate: int) -> bytes:
+    """Mono float32 samples as a WAV file, byte for byte the same in every run: libsndfile's
+    float WAVs carry a PEAK chunk stamped with the wall-clock time, which would give the same
+    samples another content key each second."""
+    data = np.ascontiguousarray(samples, dtype="<f4").ravel().tobytes()
+    fmt = struct.pack("<HHIIHHH", 3, 1, rate, rate * 4, 4, 32, 0)  # IEEE float, mono, 32 bits, no extension
+    fact = struct.pack("<I", len(data) // 4)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"fact" + struct.pack("<I", 4) + fact
+    body += b"data" + struct.pack("<I", len(data)) + data + (b"\0" if len(data) % 2 else b"")
+    return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
 def decode(data: bytes, name: str) -> tuple[np.ndarray, int]:

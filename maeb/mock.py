@@ -137,12 +137,11 @@ class IdentityEncoder:
 
 
 def vector_wav(vector) -> bytes:
-    """A float32 WAV whose samples are exactly `vector` (for IdentityEncoder)."""
-    import io
+    """A float32 WAV whose samples are exactly `vector` (for IdentityEncoder), the same bytes in
+    every run."""
+    from .audio import float_wav
 
-    buf = io.BytesIO()
-    sf.write(buf, np.asarray(vector, dtype=np.float32), 16000, format="WAV", subtype="FLOAT")
-    return buf.getvalue()
+    return float_wav(np.asarray(vector, dtype=np.float32), 16000)
 
 
 def write_hub_repo(folder: Path, configs: dict[str, dict[str, dict[str, list]]], audio_columns=("audio",)) -> Path:

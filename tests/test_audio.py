@@ -164,3 +164,17 @@ def test_spec_decode_rate_reaches_every_clip_of_a_hub_split(tmp_path):
     raw = {"name": "T", "type": "clustering", "data": {"source": "hub", "path": str(repo), "decode_rate": 32000}}
     table = load_task(parse_spec(raw, "spec", base=tmp_path))["default"]["test"]
     assert [ref.decode_rate for ref in table["audio"]] == [32000, 32000]
+
+
+def test_float_wav_is_exact_and_carries_no_time():
+    import soundfile as sf
+
+    from maeb.audio import decode, float_wav
+
+    x = np.random.default_rng(0).standard_normal(1001).astype(np.float32)
+    data = float_wav(x, 22050)
+    assert b"PEAK" not in data and float_wav(x, 22050) == data  # nothing stamped: same bytes every time
+    samples, rate = decode(data, "x")
+    assert rate == 22050 and np.array_equal(samples, x)
+    info = sf.info(io.BytesIO(data))
+    assert (info.subtype, info.channels, info.frames) == ("FLOAT", 1, 1001)

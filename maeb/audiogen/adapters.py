@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import soundfile as sf
 
+from ..audio import float_wav
 from ..errors import ModelError
 from .request import INPUTS, Capabilities, SynthesisRequest
 
@@ -89,9 +90,7 @@ class TransformersTextToAudio:
 
 
 def wav_bytes(audio: np.ndarray, rate: int) -> bytes:
-    buf = io.BytesIO()
-    sf.write(buf, np.asarray(audio, dtype=np.float32), rate, format="WAV", subtype="FLOAT")
-    return buf.getvalue()
+    return float_wav(np.asarray(audio, dtype=np.float32), rate)
 
 
 class HTTPTextToAudio:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import soundfile as sf
 
+from ..audio import float_wav
 from ..errors import MaebError, ModelError, OutputError
 from .request import SynthesisRequest, capabilities_of
 
@@ -45,7 +46,7 @@ def write_wav_atomic(path: Path, audio: np.ndarray, rate: int) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".wav")
     os.close(fd)
     try:
-        sf.write(tmp, audio, rate, format="WAV", subtype="FLOAT")
+        Path(tmp).write_bytes(float_wav(audio, rate))
         os.replace(tmp, path)
     except (OSError, RuntimeError) as exc:
         raise OutputError(f"cannot write generated audio {path} ({exc})") from exc
