@@ -61,6 +61,16 @@ def cache_failure(path: Path, exc: sqlite3.Error) -> CacheError:
     return CacheError(f"embedding cache {path} failed ({exc})")
 
 
+def locked_call(lock, db, path: Path, fn):
+    """fn(db) under the lock; every statement of a cache goes through here, so a corrupt or
+    vanished file is one clear error naming it."""
+    with lock:
+        try:
+            return fn(db)
+        except sqlite3.Error as exc:
+            raise cache_failure(path, exc) from exc
+
+
 class _OldSchema(sqlite3.DatabaseError):
     pass
 
@@ -115,12 +125,7 @@ class EmbeddingCache:
         self.dim: int | None = int(row[0]) if row else None
 
     def _run(self, fn):
-        """Every statement goes through here, so a corrupt or vanished file is one clear error."""
-        with self._lock:
-            try:
-                return fn(self._db)
-            except sqlite3.Error as exc:
-                raise cache_failure(self.path, exc) from exc
+        return locked_call(self._lock, self._db, self.path, fn)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
         keys = list(dict.fromkeys(keys))

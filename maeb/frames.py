@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .audio import AudioRef
-from .cache import cache_failure
+from .cache import cache_failure, locked_call
 from .encoders import has_frames
 from .errors import AudioError, CacheError, MaebError, ModelError
 from .stream import clip_stream, windows
@@ -67,11 +67,7 @@ class FrameStore:
             ) from exc
 
     def _run(self, fn):
-        with self._lock:
-            try:
-                return fn(self._db)
-            except sqlite3.Error as exc:
-                raise cache_failure(self.path, exc) from exc
+        return locked_call(self._lock, self._db, self.path, fn)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Frames]:
         keys = list(dict.fromkeys(keys))
@@ -117,7 +113,12 @@ def store_path(emb: Embedder) -> Path:
 
 
 def frame_key(ref: AudioRef, encoder) -> str:
-    return f"{ref.key}|{TAG}:v{int(getattr(encoder, 'frames_version', 1))}"
+    """A clip's frames by its content and, for a long clip framed window by window, the window
+    and hop (not the pooling: mean and max runs share the frames)."""
+    version = int(getattr(encoder, "frames_version", 1))
+    if isinstance(ref, WindowedRef):
+        return f"{ref.base.key}|windows:{ref.window.seconds:g},{ref.window.hop:g}|{TAG}:v{version}"
+    return f"{ref.key}|{TAG}:v{version}"
 
 
 def require_frames(emb: Embedder, task: str | None = None) -> None:

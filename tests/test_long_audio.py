@@ -310,3 +310,6 @@ def test_long_clip_frames_come_from_its_windows_on_the_clip_time_axis(tmp_path):
     interior = np.abs(whole_times[:, None] - edges[None, :]).min(axis=1) > 0.0125  # away from a window's padding
     np.testing.assert_allclose(frames[interior], whole_frames[interior], rtol=1e-5, atol=1e-5)
     assert interior.mean() > 0.99
+    peak = make_embedder(tmp_path / "win", window=parse("max"))  # the pooling does not change frames
+    again = frame_embeddings(peak, [ref])[0]
+    assert peak.stats.clips_embedded == 0 and np.array_equal(again[0], frames)
