@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import socket
 import sqlite3
@@ -61,6 +62,27 @@ def cache_failure(path: Path, exc: sqlite3.Error) -> CacheError:
     return CacheError(f"embedding cache {path} failed ({exc})")
 
 
+SETUP_SECONDS = 60.0  # how long opening a cache waits out other processes creating it
+
+
+def connect(path: Path, setup) -> sqlite3.Connection:
+    """A connection to a cache file after setup(db) (WAL mode, tables). Runs started together on
+    a new cache (a job array) race to create it, and SQLite answers the loser's switch to WAL
+    with "database is locked" at once, without waiting: setup is retried until it succeeds."""
+    deadline = time.monotonic() + SETUP_SECONDS
+    while True:
+        db = sqlite3.connect(path, check_same_thread=False, timeout=60)
+        try:
+            setup(db)
+            return db
+        except BaseException as exc:
+            db.close()
+            locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+            if not locked or time.monotonic() > deadline:
+                raise
+        time.sleep(0.05 + 0.1 * random.random())
+
+
 def locked_call(lock, db, path: Path, fn):
     """fn(db) under the lock; every statement of a cache goes through here, so a corrupt or
     vanished file is one clear error naming it."""
@@ -99,15 +121,13 @@ class EmbeddingCache:
         self._lock = threading.Lock()
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-            self._setup()
+            self._db = connect(self.path, self._setup)
         except sqlite3.Error as exc:
             raise cache_failure(self.path, exc) from exc
         except OSError as exc:
             raise CacheError(f"cannot create the embedding cache under {folder} ({exc.strerror}); pass --cache-dir") from exc
 
-    def _setup(self) -> None:
-        db = self._db
+    def _setup(self, db: sqlite3.Connection) -> None:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .audio import AudioRef
-from .cache import cache_failure, locked_call
+from .cache import cache_failure, connect, locked_call
 from .encoders import has_frames
 from .errors import AudioError, CacheError, MaebError, ModelError
 from .stream import clip_stream, windows
@@ -44,6 +44,15 @@ def _checksum(key: str, *blobs: bytes) -> bytes:
     return digest.digest()
 
 
+def _setup(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS frames (key TEXT PRIMARY KEY, rows INTEGER NOT NULL, dim INTEGER NOT NULL, "
+        "vec BLOB NOT NULL, times BLOB NOT NULL, chk BLOB NOT NULL)"
+    )
+    db.commit()
+
+
 class FrameStore:
     """Frame matrices and times by key, for one encoder identity."""
 
@@ -52,13 +61,7 @@ class FrameStore:
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS frames (key TEXT PRIMARY KEY, rows INTEGER NOT NULL, dim INTEGER NOT NULL, "
-                "vec BLOB NOT NULL, times BLOB NOT NULL, chk BLOB NOT NULL)"
-            )
-            self._db.commit()
+            self._db = connect(self.path, _setup)
         except sqlite3.Error as exc:
             raise cache_failure(self.path, exc) from exc
         except OSError as exc:

@@ -83,3 +83,27 @@ def test_texts_are_cached(tmp_path):
     assert np.array_equal(a[0], a[2]) and emb.stats.texts_embedded == 2
     emb.text(["tone 880"])
     assert emb.stats.texts_embedded == 2 and text_key("x") != text_key("y")
+
+
+def test_runs_started_together_on_a_new_cache_all_open_it(tmp_path):
+    """A job array's runs race to create the cache file; SQLite refuses the losers' switch to WAL
+    at once ("database is locked"), which opening the cache must wait out."""
+    import subprocess
+    import sys
+    import time
+
+    child = (
+        "import sys, time, numpy\n"
+        "from maeb.cache import EmbeddingCache\n"
+        "t0 = float(sys.argv[2])\n"
+        "while time.time() < t0: pass\n"
+        "c = EmbeddingCache(sys.argv[1], {'name': 'm'}); c.put_many({sys.argv[3]: numpy.ones(4)}); c.close()\n"
+    )
+    for attempt in range(6):
+        root, start = tmp_path / f"c{attempt}", time.time() + 0.8
+        procs = [
+            subprocess.Popen([sys.executable, "-c", child, str(root), str(start), f"k{i}"], stderr=subprocess.PIPE, text=True)
+            for i in range(3)
+        ]
+        errors = [p.communicate(timeout=120)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0, 0], errors
