@@ -212,7 +212,7 @@ def _windowed_frames(emb: Embedder, ref: WindowedRef, dim: list[int]) -> Frames 
     is nearer (the boundary is the middle of the overlap), so every frame has context on both
     sides and times increase."""
     rate, window = emb.policy.sample_rate, ref.window
-    length, hop = int(round(window.seconds * rate)), int(round(window.hop * rate))
+    length, hop = window.samples(rate)
     kept: list[Frames] = []
     previous: tuple[int, Frames] | None = None
     lo = -np.inf

@@ -63,6 +63,10 @@ class WindowPolicy:
             )
         return WindowPolicy(self.pooling, seconds, self.hop or seconds)
 
+    def samples(self, rate: int) -> tuple[int, int]:
+        """(window, hop) in samples at `rate`, of a resolved policy."""
+        return int(round(self.seconds * rate)), int(round(self.hop * rate))
+
     def canonical(self) -> str:
         """The policy as one string (before it is resolved: 'native' is the encoder's cap, which
         the encoder's identity fixes; a hop of 'window' is the window's length)."""
@@ -122,7 +126,7 @@ def pooled_key(clip_key: str, window: WindowPolicy) -> str:
 def windowed_refs(refs, window: WindowPolicy, rate: int, on_error) -> list[AudioRef]:
     """Each clip longer than one window (by its header) as a WindowedRef; the rest unchanged.
     on_error(ref, AudioError) reports a clip whose key cannot be read."""
-    limit = int(round(window.seconds * rate))
+    limit = window.samples(rate)[0]
     out: list[AudioRef] = []
     for ref in refs:
         if isinstance(ref, WindowedRef):
@@ -145,7 +149,7 @@ def embed_windowed(emb, refs: list[WindowedRef]) -> dict[str, np.ndarray]:
     at most one batch while the encoder embeds full batches; each clip's vector is written
     to the cache (under both poolings) once its last window is embedded."""
     policy, window = emb.policy, refs[0].window
-    length, hop = int(round(window.seconds * policy.sample_rate)), int(round(window.hop * policy.sample_rate))
+    length, hop = window.samples(policy.sample_rate)
     size, budget = emb._limits()
     per_batch = max(1, min(size, budget // length if budget else size))
     feed: queue.Queue = queue.Queue(maxsize=per_batch)  # one batch decoded ahead
