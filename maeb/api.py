@@ -129,7 +129,8 @@ def evaluate(
     perturb: str | Iterable[str] | None = None,
     long_audio: str | None = None,
     duration_buckets: str | Iterable[float] | None = None,
-) -> list[TaskResult]:
+    raise_error: bool = True,
+) -> Results:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
     model: a registered name, an entry file, a ModelMeta, or an encoder object (sample_rate,
@@ -143,7 +144,9 @@ def evaluate(
     "noise:snr=5"); results are labelled and go to an experiments folder. long_audio: a
     maeb.windows policy ("mean", "max", "mean:window=10,hop=5") for clips longer than the model's
     window, likewise labelled. duration_buckets: edges in seconds ("10,30,60" or numbers) to also
-    score each task by clip duration (maeb.durations)."""
+    score each task by clip duration (maeb.durations). raise_error: True (mteb's default) stops at
+    the first task that cannot load or evaluate; False logs it, runs the others and lists it in
+    the returned list's `failed` ({task: one-line reason}; nothing is written for it)."""
     from .cache import default_cache_dir
     from .protocols import DEFAULT_PROTOCOL
 
@@ -176,8 +179,19 @@ def evaluate(
         perturb=(perturb,) if isinstance(perturb, str) else tuple(perturb or ()),
         long_audio=long_audio,
         duration_buckets=_edges(duration_buckets),
+        raise_error=raise_error,
     )
-    return run(meta, specs, cfg, encoder=encoder).results
+    summary = run(meta, specs, cfg, encoder=encoder)
+    return Results(summary.results, summary.failed)
+
+
+class Results(list):
+    """evaluate()'s TaskResults, in task order, and `failed`: the tasks that could not load or
+    evaluate under raise_error=False, each with its one-line reason."""
+
+    def __init__(self, results: Iterable[TaskResult] = (), failed: dict[str, str] | None = None):
+        super().__init__(results)
+        self.failed = dict(failed or {})
 
 
 def _edges(value) -> tuple[float, ...] | None:

@@ -129,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--overwrite", action="store_true", help="re-run tasks that already have a result file")
     run.add_argument(
+        "--raise-error",
+        action="store_true",
+        help="stop at the first task that cannot load or evaluate (default for several tasks: report it, run the "
+        "others, list the failures at the end and exit with code 2; a single task always stops at once)",
+    )
+    run.add_argument(
         "--option",
         type=_option,
         action="append",
@@ -358,6 +364,7 @@ def cmd_run(args) -> int:
         perturb=tuple(args.perturb),
         long_audio=args.long_audio,
         duration_buckets=_duration_edges(args.duration_buckets),
+        raise_error=args.raise_error or len(specs) == 1,
     )
     if args.long_audio or args.perturb:
         from .windows import check_combination, parse
@@ -387,11 +394,12 @@ def cmd_run(args) -> int:
         parts.append(f"{s.audio_generated} clips generated, {s.audio_generated_cached} found beside the results")
     if share is not None:
         parts.append(f"{100 * share:.0f}% of embedding time outside the encoder")
-    failed = getattr(summary, "failed", {})  # a Ray run goes on past a failed task and lists it
-    if failed:
-        parts.append(f"{len(failed)} failed: {', '.join(failed)}")
+    if summary.failed:
+        parts.append(f"{len(summary.failed)} failed: {', '.join(summary.failed)}")
     print(f"{meta.name}: " + "; ".join(parts) + f"; {summary.wall_seconds:.1f} s", file=sys.stderr)
-    return 2 if failed else 0
+    for message in summary.failed.values():  # nothing was written for these; the same command retries them
+        print(f"failed: {message}", file=sys.stderr)
+    return 2 if summary.failed else 0
 
 
 def _quiet_libraries() -> None:

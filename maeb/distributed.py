@@ -49,6 +49,7 @@ from .runner import (
     _overrides,
     build_embedder,
     context_of,
+    fail_task,
     plan,
     prepare_offline_data,
     run,
@@ -84,7 +85,6 @@ class WorkerTime:
 
 @dataclass
 class RaySummary(RunSummary):
-    failed: dict[str, str] = field(default_factory=dict)  # task -> its one-line message
     workers: list[WorkerTime] = field(default_factory=list)
     shards: int = 0  # shards scheduled (0: the run found everything cached or done)
 
@@ -110,7 +110,8 @@ def run_on_ray(
 ) -> RaySummary:
     """maeb.runner.run on a Ray cluster at `address` (None or "local": a local instance, or the
     one this process is already connected to) with `workers` model workers (default: one per GPU
-    on cuda, one per CPU otherwise). Tasks that fail are in the summary's `failed`."""
+    on cuda, one per CPU otherwise). A task that fails stops the run under cfg.raise_error, else
+    it is in the summary's `failed` and the others run, as in maeb.runner.run."""
     if cfg.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
         raise MaebError("--perturb does not run on Ray yet; run without --ray")
     if cfg.long_audio:
@@ -130,7 +131,7 @@ def run_on_ray(
         try:
             row = plan(meta, [spec], cfg)[0]
         except MaebError as exc:
-            _fail(summary, spec.name, exc, log)
+            fail_task(summary, spec.name, exc, cfg.raise_error, log)
             continue
         if row["done"] is True and not cfg.overwrite:
             done.append(spec)
@@ -143,8 +144,6 @@ def run_on_ray(
         _run_pending(meta, pending, cfg, local_cfg, address, workers, shard_clips, summary, results, ctx, log)
     summary.results = [results[s.name] for s in specs if s.name in results]
     summary.wall_seconds = time.perf_counter() - started
-    if summary.failed:
-        log(f"{len(summary.failed)} of {len(specs)} tasks failed: " + "; ".join(summary.failed.values()))
     return summary
 
 
@@ -171,12 +170,12 @@ def _run_pending(meta, tasks, cfg, local_cfg, address, workers, shard_clips, sum
                 while not task.ready.wait(0.5):
                     pass
                 if task.failed:
-                    _fail(summary, task.spec.name, task.failed, log)
+                    fail_task(summary, task.spec.name, task.failed, cfg.raise_error, log)
                 else:
                     try:
                         part = run(meta, [task.spec], local_cfg, log, encoder=remote, amend=_labeller(task, cfg))
-                    except MaebError as exc:
-                        _fail(summary, task.spec.name, exc, log)
+                    except MaebError as exc:  # raised outside the task's evaluation (or under raise_error)
+                        fail_task(summary, task.spec.name, exc, cfg.raise_error, log)
                     else:
                         _merge(summary, part, results)
                 bars.task_done(task)
@@ -545,6 +544,7 @@ def _merge(summary: RaySummary, part: RunSummary, results: dict) -> None:
     summary.done += part.done
     summary.skipped_existing += part.skipped_existing
     summary.skipped_modality += part.skipped_modality
+    summary.failed.update(part.failed)
     _accumulate(summary.stats, part.stats)
     results.update({r.task: r for r in part.results})
 
@@ -571,14 +571,6 @@ def _add_shard_stats(summary: RaySummary, shard_stats: list) -> None:
     for stats in shard_stats:
         summary.stats.clips_cached = max(0, summary.stats.clips_cached - stats.clips_embedded)
         _accumulate(summary.stats, stats)
-
-
-def _fail(summary: RaySummary, name: str, exc, log) -> None:
-    message = str(exc)
-    if name not in message:
-        message = f"task {name}: {message}"
-    summary.failed[name] = message
-    log(f"{name}: failed: {message}")
 
 
 def _first_line(exc: BaseException) -> str:

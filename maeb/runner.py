@@ -64,6 +64,7 @@ class RunConfig:
     perturb: tuple[str, ...] = ()  # maeb.perturb strings, applied in order; () is the clean run
     long_audio: str | None = None  # a maeb.windows policy ("mean", "max:window=10,hop=5"); None: the head cut
     duration_buckets: tuple[float, ...] | None = None  # edges in seconds: scores by clip duration (maeb.durations)
+    raise_error: bool = True  # False: a task that cannot load or evaluate is recorded in summary.failed, the rest run
 
 
 @dataclass
@@ -108,6 +109,7 @@ class RunSummary:
     skipped_existing: list[str] = field(default_factory=list)
     skipped_modality: list[str] = field(default_factory=list)
     results: list[TaskResult] = field(default_factory=list)  # done and already-done tasks, in task order
+    failed: dict[str, str] = field(default_factory=dict)  # task -> its one-line reason (cfg.raise_error False)
     stats: EmbedStats = field(default_factory=EmbedStats)
     wall_seconds: float = 0.0
 
@@ -345,13 +347,17 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
             except MaebError as exc:
                 if spec.name not in str(exc):
                     exc.args = (f"task {spec.name}: {exc}",)
-                raise
+                fail_task(summary, spec.name, exc, cfg.raise_error, log)
+                continue
             except Exception as exc:
                 if os.environ.get("MAEB_DEBUG"):
                     raise
-                raise MaebError(
+                error = MaebError(
                     f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 for the traceback)"
-                ) from exc
+                )
+                error.__cause__ = exc
+                fail_task(summary, spec.name, error, cfg.raise_error, log)
+                continue
             scores, seconds = outcome.scores, outcome.seconds
             failed = sum(int(e.get("judge_failed", 0) or 0) for entries in scores.values() for e in entries)
             info = {
@@ -400,6 +406,22 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     summary.results = [done.get(s.name) or existing[s.name] for s in specs if s.name in done or s.name in existing]
     summary.wall_seconds = time.perf_counter() - started
     return summary
+
+
+def fail_task(summary: RunSummary, name: str, exc: BaseException | str, raise_error: bool, log) -> None:
+    """A task that cannot load or evaluate: raised (stopping the run) or recorded in summary.failed
+    with its one-line reason while the other tasks run (a benchmark's default, mteb's
+    raise_error=False). Nothing is written for it. The plain and the Ray path both come here."""
+    message = str(exc)
+    if name not in message:
+        message = f"task {name}: {message}"
+    if raise_error:
+        if isinstance(exc, MaebError):
+            exc.args = (message,)
+            raise exc
+        raise MaebError(message)
+    summary.failed[name] = message
+    log(f"{name}: failed: {message}")
 
 
 def prepare_offline_data(specs: list[TaskSpec], ctx: RunContext, log) -> None:
