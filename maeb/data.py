@@ -260,13 +260,17 @@ def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = N
     tables); a local folder is returned as it is."""
     if Path(repo).is_dir():
         return Path(repo)
+    from . import hub
+
+    hub.prepare()
     try:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(repo, revision=revision, repo_type="dataset", allow_patterns=patterns))
     except Exception as exc:
         raise DataError(
-            f"cannot fetch {repo}@{revision} ({type(exc).__name__}: {exc}); offline, point data.path at a local copy"
+            hub.explain(exc, "dataset", repo, revision)
+            or f"cannot fetch {repo}@{revision} ({type(exc).__name__}: {hub.first_line(exc)}); offline, point data.path at a local copy"
         ) from exc
 
 
@@ -321,15 +325,23 @@ def load_hub_split(
     import datasets
     from datasets import Audio, ClassLabel
 
+    from . import hub
+
     name = None if subset in (None, "default") else subset
     where = f"{repo}@{(revision or 'local')[:10]}" + (f" subset {subset}" if name else "") + f" split {split}"
+    local = _local_cache_dir(repo, cache_dir)
+    if local is None:
+        hub.prepare()
     try:
-        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=_local_cache_dir(repo, cache_dir))
-    except ValueError as exc:
-        raise DataError(f"{where}: {exc}") from exc
+        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=local)
     except Exception as exc:
+        told = None if local else hub.explain(exc, "dataset", repo, revision)
+        if told:
+            raise DataError(told) from exc
+        if isinstance(exc, ValueError):
+            raise DataError(f"{where}: {exc}") from exc
         raise DataError(
-            f"cannot load {where} ({type(exc).__name__}: {exc}). Without hub access, point the spec's "
+            f"cannot load {where} ({type(exc).__name__}: {hub.first_line(exc)}). Without hub access, point the spec's "
             "data.path at a local copy in the same layout"
         ) from exc
     audio_present = [c for c in audio_columns if c in ds.column_names]
@@ -353,10 +365,16 @@ def load_hub_split(
 def hub_configs(repo: str, revision: str | None, cache_dir: Path | None = None) -> list[str]:
     import datasets
 
+    from . import hub
+
+    local = _local_cache_dir(repo, cache_dir)
+    if local is None:
+        hub.prepare()
     try:
-        return list(datasets.get_dataset_config_names(repo, revision=revision, cache_dir=_local_cache_dir(repo, cache_dir)))
+        return list(datasets.get_dataset_config_names(repo, revision=revision, cache_dir=local))
     except Exception as exc:
-        raise DataError(f"cannot list configs of {repo}@{revision}: {exc}") from exc
+        told = None if local else hub.explain(exc, "dataset", repo, revision)
+        raise DataError(told or f"cannot list configs of {repo}@{revision}: {hub.first_line(exc)}") from exc
 
 
 def binary_labels(values: list, where: str) -> np.ndarray:

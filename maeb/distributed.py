@@ -33,7 +33,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
 
-from . import tasktypes
+from . import hub, tasktypes
 from .audio import AudioRef
 from .encoders import ModelMeta, has_audio
 from .errors import MaebError, ModelError
@@ -99,6 +99,7 @@ class _Task:
     ready: threading.Event = field(default_factory=threading.Event)
 
 
+@hub.in_session
 def run_on_ray(
     meta: ModelMeta,
     specs: list[TaskSpec],

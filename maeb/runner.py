@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from . import tasktypes
+from . import hub, tasktypes
 from .cache import EmbeddingCache, default_cache_dir
 from .context import RunContext
 from .embed import Embedder
@@ -284,6 +284,7 @@ def context_of(cfg: RunConfig) -> RunContext:
     return RunContext(cache_dir=Path(cfg.cache_dir), device=cfg.device, progress=progress, judge=judge, lite_dir=cfg.lite_dir)
 
 
+@hub.in_session  # the hub is probed once per run, on its first download
 def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encoder=None, amend=None) -> RunSummary:
     """Evaluate `meta`'s model (loaded from its entry, or `encoder`, an instance already built) on
     `specs`. With cfg.output_dir, results are written in mteb's layout and finished tasks skipped.
@@ -421,7 +422,7 @@ def fail_task(summary: RunSummary, name: str, exc: BaseException | str, raise_er
             raise exc
         raise MaebError(message)
     summary.failed[name] = message
-    log(f"{name}: failed: {message}")
+    log(f"{name}: failed: {message.removeprefix(f'task {name}: ')}")
 
 
 def prepare_offline_data(specs: list[TaskSpec], ctx: RunContext, log) -> None:

@@ -387,13 +387,20 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
         accepts = {}
     if "protocol" in accepts:
         options["protocol"] = get_protocol(protocol or DEFAULT_PROTOCOL)
+    from .. import hub
+
+    downloads = hub.from_hub(meta.revision, options.get("path"))
+    if downloads:
+        hub.prepare()
     try:
         encoder = factory(meta, device=device, **options)
     except TypeError as exc:
         raise ModelError(f"model {meta.name!r}: bad options {sorted(options)} for family {meta.family!r} ({exc})") from exc
     except OSError as exc:
+        told = hub.explain(exc, "model", meta.name, meta.revision) if downloads else None
         raise ModelError(
-            f"model {meta.name!r} could not be loaded ({exc}). Weights come from the hub at revision "
+            told
+            or f"model {meta.name!r} could not be loaded ({hub.first_line(exc)}). Weights come from the hub at revision "
             f"{meta.revision}; offline, set the entry's `path` option to a local copy"
         ) from exc
     check_encoder(meta, encoder)

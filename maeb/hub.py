@@ -1,0 +1,205 @@
+"""The hub's download path as a run sees it: whether the hub can be reached (probed once per run),
+and the hub clients' exceptions as one line naming the repository, its revision and what to do.
+
+Why the probe: offline, huggingface_hub retries each file with back-off (about 25 s before it gives
+up), so every hub task of a benchmark spent half a minute learning the same fact. A run (runner.run
+and distributed.run_on_ray hold a `session`) asks the endpoint once, on its first hub download,
+with a short timeout. When it cannot be reached (or HF_HUB_OFFLINE=1 is set) the hub libraries are
+put in offline mode until the run ends: repositories already in their caches still load, at once,
+and one that is not fails at once with a line saying there is no network and what to do.
+Downloading and caching stay the libraries' own (huggingface_hub's cache under HF_HOME, keyed by
+repository and commit; datasets' prepared tables beside it). The session is per process, not in
+RunContext, because the switch it throws (the libraries' offline flag) is per process too."""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+import os
+import re
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+PROBE_TIMEOUT = 3.0  # seconds: a hub that answers at all answers well within this
+_lock = threading.Lock()
+_active: Session | None = None
+
+
+def endpoint() -> str:
+    from huggingface_hub import constants
+
+    return constants.ENDPOINT.rstrip("/")
+
+
+def from_hub(revision: str | None, path: str | None = None) -> bool:
+    """Whether a model entry downloads from the hub: no local `path`, a pinned commit (or main)."""
+    return not path and bool(re.fullmatch(r"[0-9a-f]{40}|main", revision or ""))
+
+
+def probe(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
+    """None when `url` answers at all (any status); otherwise why not, in a few words. One request,
+    no retries, through huggingface_hub's session (its proxy settings apply)."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    if constants.is_offline_mode():
+        return "HF_HUB_OFFLINE=1 is set"
+    try:
+        get_session().head(url, timeout=timeout, follow_redirects=False)
+    except Exception as exc:  # httpx2's ConnectError, timeouts, proxy errors: all mean "not reachable"
+        text = str(exc).lower()
+        if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+            return f"cannot resolve the host of {url}"
+        if "refused" in text:
+            return f"{url} refused the connection"
+        if "timed out" in text or "timeout" in type(exc).__name__.lower():
+            return f"{url} did not answer within {timeout:g} s"
+        return f"cannot reach {url} ({type(exc).__name__}: {first_line(exc)})"
+    return None
+
+
+@dataclass
+class Session:
+    """What one run knows about the hub: probed once, on first use."""
+
+    url: str
+    offline: str | None = None  # why the hub cannot be reached; None: reachable (or not probed yet)
+    probed: bool = False
+    _saved: tuple | None = None
+
+    def check(self) -> str | None:
+        """Probe once; when offline, switch the hub libraries to offline mode for the run."""
+        with _lock:
+            if not self.probed:
+                self.probed = True
+                self.offline = probe(self.url)
+                if self.offline and not self.offline.startswith("HF_HUB_OFFLINE"):  # (that one is already offline)
+                    self._go_offline()
+                    logging.getLogger("maeb").info(
+                        f"no network: {self.offline}; hub downloads are off for this run (repositories in the cache "
+                        "load from it, others fail at once): go online, or point data.path at local copies"
+                    )
+            return self.offline
+
+    def _go_offline(self) -> None:
+        import datasets.config
+        from huggingface_hub import constants
+
+        self._saved = (constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE, os.environ.get("HF_HUB_OFFLINE"))
+        constants.HF_HUB_OFFLINE = True
+        datasets.config.HF_HUB_OFFLINE = True
+        os.environ["HF_HUB_OFFLINE"] = "1"  # for libraries imported later in the run
+
+    def close(self) -> None:
+        if self._saved is None:
+            return
+        import datasets.config
+        from huggingface_hub import constants
+
+        hub_flag, datasets_flag, env = self._saved
+        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = hub_flag, datasets_flag
+        if env is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = env
+        self._saved = None
+
+
+@contextmanager
+def session():
+    """The run's hub session (a nested call joins the one already open)."""
+    global _active
+    with _lock:
+        outer = _active
+        if outer is None:
+            _active = Session(endpoint())
+        current = _active
+    try:
+        yield current
+    finally:
+        if outer is None:
+            with _lock:
+                _active = None
+            current.close()
+
+
+def in_session(fn):
+    """Run `fn` inside a hub session (for the run entry points)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with session():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def prepare() -> str | None:
+    """Before a hub download: the run's verdict (probing on first use); outside a run, a probe of
+    its own, without switching the libraries. None: go ahead."""
+    current = _active
+    return current.check() if current is not None else probe(endpoint())
+
+
+def first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> str | None:
+    """One line for a failed download of `kind` ("dataset" or "model") `repo` at `revision`:
+    which repository and what to do; None when the failure is not the hub's (a bad file, a
+    missing split: the caller's own message says more)."""
+    from huggingface_hub.errors import GatedRepoError, OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError
+
+    url = endpoint()
+    name = f"{kind} {repo}"
+    at = f"{name}@{revision or 'main'}"
+    page = f"{url}/{'datasets/' if kind == 'dataset' else ''}{repo}"
+    where = "the spec's data.path" if kind == "dataset" else "the model's name"
+    pin = "the spec's data.revision" if kind == "dataset" else "the entry's revision (or --model-revision)"
+    local = "point the spec's data.path at a local copy" if kind == "dataset" else "set the model's `path` option to a local copy"
+    chain = list(_chain(exc))
+    for e in chain:
+        if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+            target = f" ({e.filename})" if e.filename else ""
+            return (
+                f"no space left on the device while downloading {at}{target}: free space there, or point HF_HOME "
+                "(downloads) and --cache-dir at a disk with room, and run the same command again"
+            )
+    for e in chain:
+        if isinstance(e, GatedRepoError):
+            status = getattr(getattr(e, "response", None), "status_code", None)
+            if status == 403:
+                return f"{name} is gated and your token has no access yet: request access at {page}, then run again"
+            return f"{name} is gated: accept its conditions at {page}, then log in (`hf auth login` or HF_TOKEN) and run again"
+        if isinstance(e, RevisionNotFoundError):
+            return f"{name} has no revision {revision} on {url}: check {pin}"
+        if isinstance(e, RepositoryNotFoundError):
+            return (
+                f"{name} does not exist on {url} (or is private): check {where}; for a private repository "
+                "log in (`hf auth login` or HF_TOKEN)"
+            )
+    offline = _active.offline if _active is not None else None
+    unreachable = any(
+        isinstance(e, (OfflineModeIsEnabled, ConnectionError, TimeoutError))
+        or type(e).__name__ in ("LocalEntryNotFoundError", "ConnectError", "ConnectTimeout", "ReadTimeout")
+        for e in chain
+    )
+    if unreachable:
+        why = offline or probe(url)
+        if why:
+            hint = "unset HF_HUB_OFFLINE to download it" if why.startswith("HF_HUB_OFFLINE") else "go online once to download it"
+            return f"{at} is not in the local cache and the hub cannot be reached ({why}): {hint} (later runs use the cache), or {local}"
+        return f"cannot download {at} from {url} ({type(exc).__name__}: {first_line(exc)}); check the network and run the same command again"
+    return None
