@@ -182,7 +182,7 @@ def to_feature(kind):
 def card_layout(card: dict) -> Layout:
     configs = [
         ConfigLayout(c["name"], dict(c["data_files"]), dict(c["features"]), c.get("default", False), dict(c.get("files", {})))
-        for c in card["configs"]
+        for c in card["configs"] + card.get("inferred_configs", [])
     ]
     return Layout(configs, declare_configs=card.get("declare_configs", True), variant="card")
 
