@@ -363,6 +363,7 @@ def load_hub_split(
 
 
 def hub_configs(repo: str, revision: str | None, cache_dir: Path | None = None) -> list[str]:
+    """The config names of a dataset repo (hub id or local folder in hub layout)."""
     import datasets
 
     from . import hub
@@ -375,6 +376,20 @@ def hub_configs(repo: str, revision: str | None, cache_dir: Path | None = None) 
     except Exception as exc:
         told = None if local else hub.explain(exc, "dataset", repo, revision)
         raise DataError(told or f"cannot list configs of {repo}@{revision}: {hub.first_line(exc)}") from exc
+
+
+def hub_split_names(repo: str, revision: str | None, config: str | None, cache_dir: Path | None = None) -> list[str]:
+    """The split names one config of a dataset repo declares (for maeb.hub_rules.pick_split)."""
+    import datasets
+
+    try:
+        return list(
+            datasets.get_dataset_split_names(
+                repo, config_name=config, revision=revision, cache_dir=_local_cache_dir(repo, cache_dir)
+            )
+        )
+    except Exception as exc:
+        raise DataError(f"cannot list the splits of {repo}@{revision} config {config}: {type(exc).__name__}: {exc}") from exc
 
 
 def binary_labels(values: list, where: str) -> np.ndarray:

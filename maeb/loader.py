@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import hub_rules
 from .context import RunContext, default_context
 from .data import (
     RetrievalData,
     Table,
     binary_labels,
-    document_text,
     hub_configs,
     hub_snapshot,
+    hub_split_names,
     load_audiofolder,
     load_hub_split,
     load_metafolder,
@@ -61,18 +62,6 @@ def _labels_to_lists(table: Table, column: str, sep: str) -> Table:
     return table.with_column(column, values)
 
 
-def _items(table: Table, audio_columns: list[str], where: str, document: bool = False) -> list[tuple[str, object]]:
-    id_col = "id" if "id" in table else "_id"
-    table.require([id_col], "document or query id")
-    audio = next((c for c in audio_columns if c in table), None)
-    content = audio or "text"
-    table.require([content], "audio or text content")
-    if audio is None and document:
-        titles = table["title"] if "title" in table else [None] * len(table)
-        return [(str(i), document_text(t, title)) for i, t, title in zip(table[id_col], table[content], titles)]
-    return [(str(i), v) for i, v in zip(table[id_col], table[content])]
-
-
 @dataclass(frozen=True)
 class Source:
     """Where a task's data is read from in this run: the spec's location with its variables
@@ -94,30 +83,23 @@ def source_of(spec: TaskSpec, ctx: RunContext) -> Source:
 
 
 def load_hub_retrieval(spec: TaskSpec, src: Source, subset: str, split: str) -> RetrievalData:
-    """mteb's retrieval layout: configs corpus, queries, qrels (or default) and optional top_ranked,
-    each prefixed with `{subset}-` for multilingual tasks."""
-    d = spec.data
-    prefix = "" if subset == "default" else f"{subset}-"
-    configs = set(hub_configs(src.location, src.revision, src.cache_dir))
+    """mteb's retrieval layout (corpus, queries or query, qrels or default, optional top_ranked;
+    `{subset}-` prefixes), read by the rules of maeb.hub_rules."""
+    where = f"task {spec.name}" + (f" subset {subset}" if subset != "default" else "") + f" ({spec.data.path})"
+    names = hub_rules.retrieval_configs(hub_configs(src.location, src.revision, src.cache_dir), subset, where)
+    audio = src.audio_columns[0] if src.audio_columns else "audio"
+    query_col, doc_col = hub_rules.content_columns(spec.category, audio)
 
-    def read(config: str) -> Table:
-        if config not in configs:
-            raise DataError(f"{spec.name}: {d.path} has no config {config!r}; it has {', '.join(sorted(configs))}")
-        return src.split(config, split)
+    def read(role: str) -> Table:
+        config = names[role]
+        splits = hub_split_names(src.location, src.revision, config, src.cache_dir)
+        return src.split(config, hub_rules.pick_split(splits, split, f"{where} config {config}"))
 
-    corpus = _items(read(prefix + "corpus"), d.audio_columns, spec.name, document=True)
-    queries = _items(read(prefix + ("query" if "query" in configs else "queries")), d.audio_columns, spec.name)
-    qrels_name = prefix + "qrels" if prefix else ("default" if "default" in configs else "qrels")
-    qrels_table = read(qrels_name)
-    qrels_table.require(["query-id", "corpus-id", "score"], "qrels")
-    qrels: dict[str, dict[str, int]] = {}
-    for q, c, s in zip(qrels_table["query-id"], qrels_table["corpus-id"], qrels_table["score"]):
-        qrels.setdefault(str(q), {})[str(c)] = int(s)
-    queries = [(q, v) for q, v in queries if q in qrels]
-    candidates = None
-    if prefix + "top_ranked" in configs:
-        ranked = read(prefix + "top_ranked")
-        candidates = {str(q): [str(c) for c in cs] for q, cs in zip(ranked["query-id"], ranked["corpus-ids"])}
+    corpus = hub_rules.items(read("corpus"), doc_col, audio, f"{where} config {names['corpus']}", document=True)
+    queries = hub_rules.items(read("queries"), query_col, audio, f"{where} config {names['queries']}")
+    qrels = hub_rules.qrels(read("qrels"), f"{where} config {names['qrels']}")
+    queries = hub_rules.keep_queries(queries, qrels)
+    candidates = hub_rules.candidates(read("top_ranked"), where) if names["top_ranked"] else None
     return RetrievalData(corpus, queries, qrels, candidates)
 
 
