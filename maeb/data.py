@@ -332,6 +332,7 @@ def load_hub_split(
     local = _local_cache_dir(repo, cache_dir)
     if local is None:
         hub.prepare()
+        name = name or hub.cached_default_config(repo, revision)
     try:
         ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=local)
     except Exception as exc:
@@ -371,6 +372,9 @@ def hub_configs(repo: str, revision: str | None, cache_dir: Path | None = None) 
     local = _local_cache_dir(repo, cache_dir)
     if local is None:
         hub.prepare()
+        cached = hub.cached_card_configs(repo, revision)
+        if cached is not None:
+            return cached
     try:
         return list(datasets.get_dataset_config_names(repo, revision=revision, cache_dir=local))
     except Exception as exc:

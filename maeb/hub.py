@@ -143,6 +143,37 @@ def prepare() -> str | None:
     return current.check() if current is not None else probe(endpoint())
 
 
+def _cached_card(repo: str, revision: str | None):
+    """Offline, the `configs:` of a dataset card at `revision` in huggingface_hub's cache (datasets'
+    MetadataConfigs, as datasets reads the card online); None when online or not cached."""
+    from huggingface_hub import DatasetCard, constants, try_to_load_from_cache
+
+    if not constants.is_offline_mode():
+        return None
+    path = try_to_load_from_cache(repo, "README.md", revision=revision, repo_type="dataset")
+    if not isinstance(path, str):
+        return None
+    from datasets.utils.metadata import MetadataConfigs
+
+    return MetadataConfigs.from_dataset_card_data(DatasetCard.load(path).data)
+
+
+def cached_card_configs(repo: str, revision: str | None) -> list[str] | None:
+    """Offline, datasets names a cached repository's configs ['default'] (its cache module has no
+    card), so a retrieval task finds no corpus config in an offline rerun: the names come from the
+    cached card instead. None when online or when that card is not cached."""
+    configs = _cached_card(repo, revision)
+    return None if configs is None else (list(configs) or ["default"])
+
+
+def cached_default_config(repo: str, revision: str | None) -> str | None:
+    """Offline, datasets cannot pick a repository's default config among several cached ones
+    ("multiple configurations in the cache"), which it does online from the card: the card's
+    default config (named default, marked default, or the only one), or None."""
+    configs = _cached_card(repo, revision)
+    return configs.get_default_config_name() if configs else None
+
+
 def first_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
@@ -177,19 +208,25 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
                 f"no space left on the device while downloading {at}{target}: free space there, or point HF_HOME "
                 "(downloads) and --cache-dir at a disk with room, and run the same command again"
             )
+    gated = f"{name} is gated: accept its conditions at {page}, then log in (`hf auth login` or HF_TOKEN) and run again"
+    refused = f"{name} is gated and your token has no access yet: request access at {page}, then run again"
+    moved = f"{name} has no revision {revision} on {url}: check {pin}"
+    missing = f"{name} does not exist on {url} (or is private): check {where}; for a private repository log in (`hf auth login` or HF_TOKEN)"
     for e in chain:
         if isinstance(e, GatedRepoError):
-            status = getattr(getattr(e, "response", None), "status_code", None)
-            if status == 403:
-                return f"{name} is gated and your token has no access yet: request access at {page}, then run again"
-            return f"{name} is gated: accept its conditions at {page}, then log in (`hf auth login` or HF_TOKEN) and run again"
+            return refused if getattr(getattr(e, "response", None), "status_code", None) == 403 else gated
         if isinstance(e, RevisionNotFoundError):
-            return f"{name} has no revision {revision} on {url}: check {pin}"
+            return moved
         if isinstance(e, RepositoryNotFoundError):
-            return (
-                f"{name} does not exist on {url} (or is private): check {where}; for a private repository "
-                "log in (`hf auth login` or HF_TOKEN)"
-            )
+            return missing
+        if type(e).__name__ == "DatasetNotFoundError":  # datasets re-raises it `from None`: its text is all that is left
+            text = str(e)
+            if "is a gated dataset" in text:
+                return refused if "ask for access" in text else gated
+            if text.startswith("Revision '"):
+                return moved
+            if "doesn't exist on the Hub" in text:
+                return missing
     offline = _active.offline if _active is not None else None
     unreachable = any(
         isinstance(e, (OfflineModeIsEnabled, ConnectionError, TimeoutError))

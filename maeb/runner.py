@@ -8,6 +8,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -414,7 +415,7 @@ def fail_task(summary: RunSummary, name: str, exc: BaseException | str, raise_er
     with its one-line reason while the other tasks run (a benchmark's default, mteb's
     raise_error=False). Nothing is written for it. The plain and the Ray path both come here."""
     message = str(exc)
-    if name not in message:
+    if not re.search(rf"(?<![\w/]){re.escape(name)}(?![\w/])", message):  # (a repository named like the task is not it)
         message = f"task {name}: {message}"
     if raise_error:
         if isinstance(exc, MaebError):

@@ -5,8 +5,11 @@ transformers' real loading code. The vectors mean nothing.
 
 REAL_PROCESSOR holds, per repository, the feature extractor settings of the public repository at
 that revision (its preprocessor_config.json, as shown on the repository pages): where the tiny
-builder's defaults differ, the file is corrected; a key the builder does not write is an error
-(the builder changed class)."""
+builder's defaults differ, the file is corrected (wav2vec2-base asks for no attention mask; the
+tiny CLAP processor saved by transformers 5.24 says truncation "fusion" and frequency_min 0, the
+unfused checkpoint's says rand_trunc and 50); a key the builder does not write is an error (the
+builder changed class). The settings are written as the flat preprocessor_config.json these
+repositories hold, not transformers 5's processor_config.json."""
 
 from __future__ import annotations
 
@@ -67,7 +70,12 @@ def build_model_repo(name: str, dest: Path) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     built = Path(tiny.build(meta, staging)["path"])
     config_file = built / "preprocessor_config.json"
-    config = json.loads(config_file.read_text())
+    if config_file.exists():
+        config = json.loads(config_file.read_text())
+    else:  # transformers 5 saves a processor as processor_config.json; these repositories predate it
+        nested = json.loads((built / "processor_config.json").read_text())
+        config = {**nested.pop("feature_extractor"), "processor_class": nested["processor_class"]}
+        (built / "processor_config.json").unlink()
     for key, value in REAL_PROCESSOR[meta.name].items():
         if key not in config:
             raise AssertionError(f"{name}: the tiny builder wrote no {key!r} in preprocessor_config.json (another class?)")
