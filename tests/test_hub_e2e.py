@@ -51,10 +51,16 @@ modalities = ["audio", "text"]
 """
 
 
+def slow(test):
+    """Minutes, not seconds: `make hub-check` runs it (pytest -m slow); the default suite skips it."""
+    skip = pytest.mark.skipif("'slow' not in config.getoption('markexpr')", reason="make hub-check runs it (pytest -m slow)")
+    return pytest.mark.slow(skip(test))
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     specs = [catalog.find_task(t) for t in QUICK_TASKS]
-    return build_site(tmp_path_factory.mktemp("hub"), specs, [HUB_MODEL, "clap-htsat-unfused"], VARIANTS)
+    return build_site(tmp_path_factory.mktemp("hub"), specs, [], VARIANTS)
 
 
 @pytest.fixture
@@ -132,17 +138,19 @@ def test_failures_each_name_the_repository_and_what_to_do(site, tmp_path):
         assert lines[0].startswith(f"maeb: error: task {missing}: dataset {repo} does not exist")
 
 
+@slow
 def test_a_model_downloads_at_its_revision_once_and_loads_offline(site, tmp_path):
     """Missing from the hub: one line naming it; served: downloaded (once) and run; then offline
     from the cache alone: no request, the same score."""
     args = ["run", "--model", HUB_MODEL, "--tasks", "BeijingOpera", "--quiet"]
-    with site.serve(HubServer(), skip=(HUB_MODEL,)) as hub:
+    models = build_site(tmp_path / "models", [], [HUB_MODEL])
+    with site.serve(HubServer()) as hub:
         proc, _ = maeb_run(args, maeb_env(tmp_path, hub.endpoint), tmp_path / "missing")
         lines = [line for line in proc.stderr.splitlines() if line.strip()]
         assert proc.returncode == 2 and len(lines) == 1, proc.stderr
         assert lines[0].startswith(f"maeb: error: model {HUB_MODEL} does not exist on {hub.endpoint} (or is private)")
 
-        name, revision, folder = next(m for m in site.models if m[0] == HUB_MODEL)
+        ((name, revision, folder),) = models.models
         hub.add("model", name, revision, folder)
         proc, _ = maeb_run(args, maeb_env(tmp_path, hub.endpoint), tmp_path / "online")
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -157,13 +165,14 @@ def test_a_model_downloads_at_its_revision_once_and_loads_offline(site, tmp_path
     assert main_scores(tmp_path / "offline" / "results") == main_scores(tmp_path / "online" / "results")
 
 
+@slow
 def test_a_download_killed_midway_and_one_cut_midway_both_complete(site, tmp_path):
     """The first run is killed while a parquet file is half sent; in the rerun the server cuts
     that file's connection once after 20,000 bytes, and the client asks again (from the start:
     huggingface_hub resumes from what it has written, in 10 MB chunks, and this file is smaller;
     test_a_cut_download_resumes_with_a_range_request covers the resume). The file in the cache is
     the served file, byte for byte, and the task is evaluated."""
-    task = "VehicleSoundClustering"
+    task = "BeijingOpera"
     repo, revision = pinned(task)
     folder = next(f for r, v, f in site.datasets if r == repo)
     parquet = max(folder.rglob("*.parquet"), key=lambda p: p.stat().st_size)
@@ -261,10 +270,12 @@ def test_maeb_hub_explains_no_space_wherever_it_is_in_the_chain():
     assert hub.explain(ValueError("Unknown split"), "dataset", "org/data", None) is None
 
 
-def test_the_served_models_carry_the_real_processor_settings(site):
+def test_the_served_models_carry_the_real_processor_settings(tmp_path):
     from transformers import ClapProcessor
 
-    folder = next(f for r, _, f in site.models if r == "laion/clap-htsat-unfused")
+    from .hub.models import build_model_repo
+
+    folder = build_model_repo("laion/clap-htsat-unfused", tmp_path / "clap")
     extractor = ClapProcessor.from_pretrained(folder).feature_extractor
     assert (extractor.truncation, extractor.frequency_min, extractor.sampling_rate) == ("rand_trunc", 50, 48000)
     assert not (Path(folder) / "processor_config.json").exists()

@@ -3,8 +3,12 @@
 served by tests/hub/server.py, and `python -m maeb run ...` run as a user runs it, with
 HF_ENDPOINT pointing at that server and HF_HOME, the maeb cache and the results in a work folder.
 
-  python -m tests.hub.check                  # make hub-check: MAEB and MAEB(audio-only)
-  python -m tests.hub.check --benchmarks "MAEB+" --models clap-htsat-unfused   # make hub-check-all
+  python -m tests.hub.check                          # make hub-check: the three runs below
+  python -m tests.hub.check --runs "clap-htsat-unfused=MAEB+"   # make hub-check-all
+
+The runs (model=benchmark): whisper-medium=MAEB (the README's command; audio-only, so its text tasks
+are skipped and counted), whisper-medium=MAEB(audio-only), clap-htsat-unfused=MAEB (both sides: all
+30 tasks run). They share HF_HOME and the maeb cache, as one user's runs do.
 
 What it requires, and exits 1 naming what differs:
 - each run exits 0 and writes a result for every task of the benchmark except those the model has
@@ -12,9 +16,9 @@ What it requires, and exits 1 naming what differs:
   dataset revision the catalog pins;
 - each repository is downloaded once, at its pinned revision: no file of any repository is fetched
   twice over all the runs (they share HF_HOME), and every hub request for it names that revision;
-- the first model's benchmark run again with HF_HUB_OFFLINE=1 and an empty maeb cache and results
-  folder (so data and model load again, from HF_HOME) makes no request at all and gives the same
-  scores.
+- the run that evaluated the most tasks, run again with HF_HUB_OFFLINE=1 and an empty maeb cache
+  and results folder (so data and model load again, from HF_HOME alone), makes no request at all
+  and gives the same scores.
 It prints the wall time of each run and the server's request counts. The functions here also
 serve tests/test_hub_e2e.py."""
 
@@ -36,7 +40,7 @@ from maeb import catalog
 from .server import HubServer
 
 ROOT = Path(__file__).resolve().parents[2]
-README_MODELS = ("whisper-medium", "clap-htsat-unfused")  # audio-only (the README's) and audio+text
+RUNS = ("whisper-medium=MAEB", "whisper-medium=MAEB(audio-only)", "clap-htsat-unfused=MAEB")
 BUILD_MARK = ".built"  # a folder with this file was built completely (reused by the next check)
 
 
@@ -176,64 +180,63 @@ def skipped_count(line: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def check(benchmarks: list[str], models: list[str], work: Path, log=print) -> list[str]:
+def check(runs: list[str], work: Path, log=print) -> list[str]:
     """Build, serve, run and compare (see the module docstring); the problems found."""
     problems: list[str] = []
-    specs = {s.name: s for b in benchmarks for s in catalog.benchmark_specs(catalog.find_benchmark(b))}
+    pairs = [tuple(run.split("=", 1)) for run in runs]
+    specs = {s.name: s for _, b in pairs for s in catalog.benchmark_specs(catalog.find_benchmark(b))}
     started = time.perf_counter()
-    site = build_site(work, list(specs.values()), models)
+    site = build_site(work, list(specs.values()), sorted({m for m, _ in pairs}))
     log(f"built {len(site.datasets)} dataset and {len(site.models)} model repositories in {time.perf_counter() - started:.0f} s")
-    first_scores: dict[str, float] = {}
+    evaluated: dict[tuple[str, str], dict[str, float]] = {}
     with site.serve(HubServer()) as hub:
-        for model in models:
+        for model, bench in pairs:
             name = catalog.find_model(model).name
-            for bench in benchmarks:
-                wanted = {s.name for s in catalog.benchmark_specs(catalog.find_benchmark(bench))}
-                cwd = work / "runs" / f"{name.replace('/', '__')}-{bench}"
-                before = len(hub.requests())
-                proc, seconds = maeb_run(
-                    ["run", "--model", model, "--benchmark", bench, "--quiet"], maeb_env(work, hub.endpoint), cwd
-                )
-                line = summary_line(proc.stderr, name)
-                made = hub.requests()[before:]
-                log(
-                    f"{model} --benchmark {bench}: exit {proc.returncode} in {seconds:.0f} s; {len(made)} requests, "
-                    f"{sum(r.sent for r in made if r.method == 'GET') / 1e6:.1f} MB; {line.removeprefix(name + ': ')}"
-                )
-                results = results_of(cwd / "results")
-                if proc.returncode != 0:
-                    problems.append(f"{model} {bench}: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-3:]}")
-                missing = wanted - set(results)
-                if len(missing) != skipped_count(line):
-                    problems.append(f"{model} {bench}: no result for {sorted(missing)} ({skipped_count(line)} skipped)")
-                for task, payload in results.items():
-                    if payload["dataset_revision"] != specs[task].data.revision:
-                        problems.append(f"{task}: result names revision {payload['dataset_revision']}")
-                if not first_scores and bench == benchmarks[0]:
-                    first_scores = main_scores(cwd / "results")
-                    first = (model, bench)
+            wanted = {s.name for s in catalog.benchmark_specs(catalog.find_benchmark(bench))}
+            cwd = work / "runs" / f"{name.replace('/', '__')}-{bench}"
+            before = len(hub.requests())
+            proc, seconds = maeb_run(
+                ["run", "--model", model, "--benchmark", bench, "--quiet"], maeb_env(work, hub.endpoint), cwd
+            )
+            line = summary_line(proc.stderr, name)
+            made = hub.requests()[before:]
+            log(
+                f"{model} --benchmark {bench}: exit {proc.returncode} in {seconds:.0f} s; {len(made)} requests, "
+                f"{sum(1 for r in made if r in hub.downloads())} file downloads, "
+                f"{sum(r.sent for r in made if r.method == 'GET') / 1e6:.1f} MB; {line.removeprefix(name + ': ')}"
+            )
+            results = results_of(cwd / "results")
+            if proc.returncode != 0:
+                problems.append(f"{model} {bench}: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-3:]}")
+            missing = wanted - set(results)
+            if len(missing) != skipped_count(line):
+                problems.append(f"{model} {bench}: no result for {sorted(missing)} ({skipped_count(line)} skipped)")
+            for task, payload in results.items():
+                if payload["dataset_revision"] != specs[task].data.revision:
+                    problems.append(f"{task}: result names revision {payload['dataset_revision']}")
+            evaluated[(model, bench)] = main_scores(cwd / "results")
         again = repeated_downloads(hub)
         if again:
             problems.append(f"files downloaded more than once: {again}")
         unpinned = unpinned_requests(hub, site)
         if unpinned:
             problems.append(f"requests for another revision than the pinned one: {unpinned[:5]}")
-        total = hub.requests()
         log(
-            f"all online runs: {len(total)} requests, {len(hub.downloads())} file downloads "
+            f"all online runs: {len(hub.requests())} requests, {len(hub.downloads())} file downloads "
             f"({sum(r.sent for r in hub.downloads()) / 1e6:.1f} MB), none repeated: {not again}, unhandled: {len(hub.unhandled())}"
         )
         if hub.unhandled():
             problems.append(f"requests the test hub does not speak: {[r.path for r in hub.unhandled()][:5]}")
-        # offline: the first run again from HF_HOME alone
-        model, bench = first
+        # offline: the largest run again from HF_HOME alone
+        (model, bench), first_scores = max(evaluated.items(), key=lambda kv: len(kv[1]))
         hub.clear_log()
         cwd = work / "runs" / "offline-rerun"
         env = maeb_env(work, hub.endpoint, HF_HUB_OFFLINE="1", MAEB_CACHE_DIR=str(work / "maeb-cache-offline"))
         proc, seconds = maeb_run(["run", "--model", model, "--benchmark", bench, "--quiet"], env, cwd)
         scores = main_scores(cwd / "results")
         log(
-            f"HF_HUB_OFFLINE=1 rerun of {model} --benchmark {bench}: exit {proc.returncode} in {seconds:.0f} s; {len(hub.requests())} requests"
+            f"HF_HUB_OFFLINE=1 rerun of {model} --benchmark {bench}: exit {proc.returncode} in {seconds:.0f} s; "
+            f"{len(hub.requests())} requests; {len(scores)} tasks, scores equal: {scores == first_scores}"
         )
         if proc.returncode != 0 or hub.requests():
             problems.append(
@@ -248,8 +251,7 @@ def check(benchmarks: list[str], models: list[str], work: Path, log=print) -> li
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--benchmarks", nargs="+", default=["MAEB", "MAEB(audio-only)"])
-    parser.add_argument("--models", nargs="+", default=list(README_MODELS))
+    parser.add_argument("--runs", nargs="+", default=list(RUNS), metavar="MODEL=BENCHMARK")
     parser.add_argument("--work", type=Path, help="work folder (default: a new temporary one); built repositories are reused")
     args = parser.parse_args(argv)
     if args.work is None:
@@ -257,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args.work = Path(tempfile.mkdtemp(prefix="maeb-hub-check-"))
     print(f"work folder: {args.work}", flush=True)
-    problems = check(args.benchmarks, args.models, args.work.resolve(), log=lambda m: print(m, flush=True))
+    problems = check(args.runs, args.work.resolve(), log=lambda m: print(m, flush=True))
     for problem in problems:
         print(f"problem: {problem}")
     return 1 if problems else 0
