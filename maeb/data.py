@@ -308,6 +308,10 @@ def _local_cache_dir(folder: str, cache_dir: Path | None = None) -> str | None:
     return str(Path(cache_dir) / "local-datasets" / folder_signature(folder))
 
 
+class UnknownSplit(DataError):
+    """The config has no split of that name (maeb.hub_rules.pick_split may choose another)."""
+
+
 def load_hub_split(
     repo: str,
     revision: str | None,
@@ -326,6 +330,8 @@ def load_hub_split(
     try:
         ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=_local_cache_dir(repo, cache_dir))
     except ValueError as exc:
+        if str(exc).startswith("Unknown split"):
+            raise UnknownSplit(f"{where}: {exc}") from exc
         raise DataError(f"{where}: {exc}") from exc
     except Exception as exc:
         raise DataError(
