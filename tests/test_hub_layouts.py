@@ -70,6 +70,16 @@ def test_every_catalog_task_loads_from_its_repository(ref, tmp_path):
         check_loaded(data, spec)
 
 
+@pytest.mark.parametrize("ref", [r for r in catalog_repos() if r.source != "hub"], ids=lambda r: r.repo)
+def test_file_repositories_of_generative_tasks_load(ref, tmp_path):
+    folder = build_dataset_repo(ref.repo, ref.revision, tmp_path / "repo")
+    for name in ref.tasks:
+        data, spec = load(name, folder, tmp_path / "cache")
+        for split in spec.data.eval_splits:
+            table = data["default"][split]
+            assert len(table) >= 6 and all(ref.read()[:4] in (b"RIFF", b"fLaC") for ref in table[spec.data.audio_column])
+
+
 def test_macs_t2a_card_layout_loads(tmp_path):
     """mteb/MACS_t2a at 74ce553 puts its corpus under split 'corpus' (query, qrels under 'test'):
     before maeb.hub_rules' split fallback this stopped with 'Unknown split "test"'."""

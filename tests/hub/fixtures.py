@@ -731,5 +731,50 @@ def _subset_configs(specs) -> dict[str, list[str]]:
     return out
 
 
+MECAT_SUBSETS = ("S00", "0M0", "00A", "SMA")  # MECAT's shard folders (speech, music, sound, mixed)
+
+
 def _build_files_repo(specs, dest: Path, seed: int) -> Path:
-    raise NotImplementedError(f"{specs[0].data.path}: {specs[0].data.source} repositories are not built yet")
+    """Repositories of files rather than tables: WebDataset shards (MECAT) or a JSON list of
+    rows and the audio it names (AIR-Bench). They load through maeb's webdataset and hub-files
+    readers; scoring needs each benchmark's own references, which these do not imitate."""
+    dest.mkdir(parents=True, exist_ok=True)
+    source = specs[0].data.source
+    if source == "webdataset":
+        for n, subset in enumerate(MECAT_SUBSETS):
+            members = [(f"{subset}_{i:04d}", clip_bytes(i % K, seed + 10 * n + i, "flac"), {"subset": subset}) for i in range(3)]
+            for split in sorted({sp for s in specs for sp in s.data.eval_splits}):
+                _write_shard(dest / subset / f"{split}_0000-0000000.tar.gz", members)
+    else:
+        for spec in specs:
+            rows = []
+            for i in range(K * 2):
+                row = {
+                    "path": f"clip{i}.wav",
+                    "question": f"What is heard in clip {i}?",
+                    "answer_gt": caption(i % K),
+                    "task_name": "sound_QA",
+                    "dataset_name": "fixture",
+                    "uniq_id": i,
+                }
+                if "Foundation" in spec.data.meta_file:
+                    row.update({"choice_a": caption(0), "choice_b": caption(1), "choice_c": caption(2)})
+                rows.append(row)
+                audio = dest / spec.data.audio_template.format(**row)
+                audio.parent.mkdir(parents=True, exist_ok=True)
+                audio.write_bytes(clip_bytes(i % K, seed + i))
+            (dest / spec.data.meta_file).write_text(json.dumps(rows), encoding="utf-8")
+    (dest / "README.md").write_text(f"# Test fixture ({source} layout)\n\nTiny generated audio; not the real data.\n")
+    return dest
+
+
+def _write_shard(path: Path, members: list[tuple[str, bytes, dict]]) -> None:
+    import tarfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as tar:
+        for key, audio, meta in members:
+            for name, data in ((f"{key}.flac", audio), (f"{key}.json", json.dumps(meta).encode())):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
