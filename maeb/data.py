@@ -312,6 +312,10 @@ def _local_cache_dir(folder: str, cache_dir: Path | None = None) -> str | None:
     return str(Path(cache_dir) / "local-datasets" / folder_signature(folder))
 
 
+class UnknownSplit(DataError):
+    """The config has no split of that name (maeb.hub_rules.pick_split may choose another)."""
+
+
 def load_hub_split(
     repo: str,
     revision: str | None,
@@ -339,6 +343,8 @@ def load_hub_split(
         told = None if local else hub.explain(exc, "dataset", repo, revision)
         if told:
             raise DataError(told) from exc
+        if isinstance(exc, ValueError) and str(exc).startswith("Unknown split"):
+            raise UnknownSplit(f"{where}: {exc}") from exc
         if isinstance(exc, ValueError):
             raise DataError(f"{where}: {exc}") from exc
         raise DataError(

@@ -10,6 +10,7 @@ from .context import RunContext, default_context
 from .data import (
     RetrievalData,
     Table,
+    UnknownSplit,
     binary_labels,
     hub_configs,
     hub_snapshot,
@@ -92,8 +93,11 @@ def load_hub_retrieval(spec: TaskSpec, src: Source, subset: str, split: str) -> 
 
     def read(role: str) -> Table:
         config = names[role]
-        splits = hub_split_names(src.location, src.revision, config, src.cache_dir)
-        return src.split(config, hub_rules.pick_split(splits, split, f"{where} config {config}"))
+        try:
+            return src.split(config, split)
+        except UnknownSplit:  # R1: the config's only split, whatever its name
+            splits = hub_split_names(src.location, src.revision, config, src.cache_dir)
+            return src.split(config, hub_rules.pick_split(splits, split, f"{where} config {config}"))
 
     corpus = hub_rules.items(read("corpus"), doc_col, audio, f"{where} config {names['corpus']}", document=True)
     queries = hub_rules.items(read("queries"), query_col, audio, f"{where} config {names['queries']}")

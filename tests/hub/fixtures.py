@@ -31,13 +31,14 @@ CARDS = Path(__file__).resolve().parent / "cards"
 
 K = 3  # classes per label column
 PER_CLASS = 12  # rows per class in a split: KFold(5) folds still hold 8 per class to train on
-PER_CLASS_MORE = 3  # rows per class in the subsets after the first three of a multilingual task
+PER_CLASS_MORE = 2  # rows per class in the subsets after the first three of a multilingual task
 N_DOCS, N_QUERIES, N_CANDIDATES = 30, 10, 13
 RATE = 16000
 SECONDS = 0.25
 
 TABLE_VARIANTS = ("configs", "data-dir", "class-label")
 RETRIEVAL_VARIANTS = ("test-split", "corpus-split", "query-qrels", "underscore-id", "titled")
+PREFIXED_VARIANTS = ("prefixed", "prefixed-query")  # retrieval configs of tasks with subsets
 VARIANT_NOTES = {
     "card": "the layout of the repository's dataset card (tests/hub/cards)",
     "configs": "README configs: one config per subset ('default' when there is none), files {config}/{split}-*.parquet",
@@ -48,6 +49,8 @@ VARIANT_NOTES = {
     "query-qrels": "configs corpus, query, qrels (and top_ranked) under the evaluation split",
     "underscore-id": "as 'test-split', with BEIR's '_id' id columns in corpus and queries",
     "titled": "as 'test-split', text documents with a 'title' column beside 'text'",
+    "prefixed": "configs {subset}-corpus, {subset}-queries, {subset}-qrels (and {subset}-top_ranked) per subset",
+    "prefixed-query": "as 'prefixed', with one unprefixed 'query' config that every subset reads",
     "webdataset": "tar shards {subset}/{split}_0000.tar of {key}.flac and {key}.json members",
     "hub-files": "a JSON list of rows and the audio files it names",
 }
@@ -203,27 +206,58 @@ def layout_for(repo: str, revision: str | None, variant: str | None = None) -> L
 
 def _retrieval_layout(specs, variant: str) -> Layout:
     spec = specs[0]
-    split = spec.data.eval_splits[0]
+    reranking = any(s.type == "reranking" for s in specs)
+    return retrieval_layout(spec.category, variant, spec.data.eval_splits[0], reranking)
+
+
+def retrieval_layout(
+    category: str, variant: str, split: str = "test", reranking: bool = False, subsets: tuple[str, ...] = ("default",)
+) -> Layout:
+    """A retrieval repository's configs in one of RETRIEVAL_VARIANTS (or, for tasks with subsets,
+    PREFIXED_VARIANTS: `{subset}-corpus` etc.; 'prefixed-query' shares one unprefixed `query`
+    config among the subsets, which mteb's loader reads for every subset)."""
     queries = "query" if variant in ("corpus-split", "query-qrels") else "queries"
     qrels = "qrels" if variant in ("corpus-split", "query-qrels") else "default"
     id_col = "_id" if variant == "underscore-id" else "id"
-    text_docs, text_queries = spec.category == "a2t", spec.category == "t2a"
+    text_docs, text_queries = category.endswith("2t"), category.startswith("t2")
     corpus_features = {id_col: "string"}
     if text_docs and variant == "titled":
         corpus_features["title"] = "string"
     corpus_features["text" if text_docs else "audio"] = "string" if text_docs else "audio"
     query_features = {id_col: "string", ("text" if text_queries else "audio"): ("string" if text_queries else "audio")}
     corpus_split = "corpus" if variant == "corpus-split" else split
-    configs = [
-        ConfigLayout("corpus", {corpus_split: f"corpus/{corpus_split}-*"}, corpus_features),
-        ConfigLayout(queries, {split: f"{queries}/{split}-*"}, query_features),
-        ConfigLayout(qrels, {split: f"{qrels}/{split}-*"}, {"query-id": "string", "corpus-id": "string", "score": "int64"}),
-    ]
-    if any(s.type == "reranking" for s in specs):
-        configs.append(
-            ConfigLayout("top_ranked", {split: f"top_ranked/{split}-*"}, {"query-id": "string", "corpus-ids": {"list": "string"}})
-        )
+    configs = []
+    for subset in subsets:
+        prefix = "" if subset == "default" else f"{subset}-"
+        q_name = "query" if variant == "prefixed-query" else prefix + queries
+        r_name = prefix + "qrels" if prefix else qrels
+        configs.append(ConfigLayout(prefix + "corpus", {corpus_split: f"{prefix}corpus/{corpus_split}-*"}, corpus_features))
+        if not any(c.name == q_name for c in configs):
+            configs.append(ConfigLayout(q_name, {split: f"{q_name}/{split}-*"}, query_features))
+        qrels_features = {"query-id": "string", "corpus-id": "string", "score": "int64"}
+        configs.append(ConfigLayout(r_name, {split: f"{r_name}/{split}-*"}, qrels_features))
+        if reranking:
+            ranked = {"query-id": "string", "corpus-ids": {"list": "string"}}
+            configs.append(ConfigLayout(prefix + "top_ranked", {split: f"{prefix}top_ranked/{split}-*"}, ranked))
     return Layout(configs, variant=variant)
+
+
+def write_retrieval_repo(
+    dest: Path,
+    category: str,
+    variant: str,
+    split: str = "test",
+    reranking: bool = False,
+    subsets: tuple[str, ...] = ("default",),
+    seed: int = 0,
+) -> Path:
+    """A retrieval repository outside the catalog (for the loader tests): `category` a2a, a2t or
+    t2a; `variant` one of RETRIEVAL_VARIANTS or PREFIXED_VARIANTS."""
+    return _write(
+        Path(dest),
+        retrieval_layout(category, variant, split, reranking, tuple(subsets)),
+        lambda c, s: _retrieval_rows(category, c, seed),
+    )
 
 
 def _table_configs(specs) -> dict[str, set[str]]:
@@ -272,13 +306,13 @@ def caption(c: int) -> str:
     return CAPTIONS[c % len(CAPTIONS)]
 
 
-def clip_bytes(c: int, seed: int, fmt: str = "wav") -> bytes:
+def clip_bytes(c: int, seed: int, fmt: str = "wav", samples: int | None = None) -> bytes:
     """A short noisy tone at the class's pitch: WAV (16-bit PCM) or FLAC, which libsndfile and
     FFmpeg decode to the same samples."""
     import soundfile as sf
 
     rng = np.random.default_rng(seed)
-    n = int(SECONDS * RATE) + int(rng.integers(0, RATE // 20))
+    n = int(SECONDS * RATE) + int(rng.integers(0, RATE // 20)) if samples is None else samples
     t = np.arange(n) / RATE
     x = 0.5 * np.sin(2 * np.pi * class_freq(c) * rng.uniform(0.97, 1.03) * t) + 0.05 * rng.standard_normal(n)
     buf = io.BytesIO()
@@ -475,7 +509,9 @@ def _table_rows(plan: _Plan, features: dict, split: str, subset: str, n_per: int
                 cell = _cell(plan, column, ckind, i, 0, split, subset, seed, pair)
                 cols[column].append(_adapt(value, ckind, 0) if column == label.column else cell)
     if plan.drops_invalid_audio(split):
-        bad = [b"not audio at all", clip_bytes(0, seed)[: 44 + 2 * 160]]  # undecodable; 160 samples
+        # an empty clip (mteb: torchcodec cannot decode it) and one of 160 samples; bytes that are
+        # no audio at all would stop mteb's own filters, which catch only the empty clip's error
+        bad = [clip_bytes(0, seed, samples=0), clip_bytes(0, seed, samples=160)]
         for data in bad:
             i = len(next(iter(cols.values())))
             for column, ckind in features.items():
@@ -517,19 +553,23 @@ def _splits_text(plan: _Plan) -> bool:
     return any(s.derive.get("split_text") for s in plan.specs)
 
 
-def _retrieval_rows(specs, config: ConfigLayout, split: str, seed: int) -> dict[str, list]:
-    role = config.name.split("-")[-1] if "-" in config.name and config.name.split("-")[-1] != "ranked" else config.name
-    role = "top_ranked" if config.name.endswith("top_ranked") else role
-    spec = specs[0]
+def _retrieval_rows(category: str, config: ConfigLayout, seed: int) -> dict[str, list]:
+    name = config.name
+    role = next(
+        (r for r in ("top_ranked", "corpus", "queries", "query", "qrels", "default") if name == r or name.endswith("-" + r)), None
+    )
     features = config.features
     cols: dict[str, list] = {c: [] for c in features}
-    text_docs, text_queries = spec.category == "a2t", spec.category == "t2a"
+    text_docs, text_queries = category.endswith("2t"), category.startswith("t2")
+    # documents of each subset get their own ids and clips, so reading another subset's shows
+    tag = name[: -len(role)] if role and name.endswith(role) else ""
+    seed += sum(tag.encode()) * 131
     if role == "corpus":
         for d in range(N_DOCS):
             c = d % 6
             for column, kind in features.items():
                 if column in ("id", "_id"):
-                    value = f"d{d}"
+                    value = f"{tag}d{d}"
                 elif column == "text" and text_docs:
                     value = (" " if d % 7 == 1 else "") + caption(c)
                 elif column == "title":
@@ -542,7 +582,7 @@ def _retrieval_rows(specs, config: ConfigLayout, split: str, seed: int) -> dict[
                     value = _filler(column, kind, d, seed)
                 cols[column].append(value if kind == "audio" else _adapt(value, kind, c))
     elif role in ("queries", "query"):
-        for q in range(N_QUERIES):
+        for q in range(N_QUERIES + 1):  # the last has no qrels: mteb drops it
             c = q % 6
             for column, kind in features.items():
                 if column in ("id", "_id"):
@@ -557,11 +597,12 @@ def _retrieval_rows(specs, config: ConfigLayout, split: str, seed: int) -> dict[
                     value = _filler(column, kind, q, seed)
                 cols[column].append(value if kind == "audio" else _adapt(value, kind, c))
     elif role in ("qrels", "default"):
-        for q in range(N_QUERIES):
-            for d in range(q % 6, N_DOCS, 6):
-                row = {"query-id": f"q{q}", "corpus-id": f"d{d}", "score": 1}
-                for column, kind in features.items():
-                    cols[column].append(_adapt(row[column], kind, 0) if column in row else _filler(column, kind, q, seed))
+        pairs = [(q, d, 1) for q in range(N_QUERIES) for d in range(q % 6, N_DOCS, 6)]
+        pairs += [(1, 0, 0), (0, 0, 2)]  # a zero score, and a repeated pair whose last score counts
+        for q, d, score in pairs:
+            row = {"query-id": f"q{q}", "corpus-id": f"{tag}d{d}", "score": score}
+            for column, kind in features.items():
+                cols[column].append(_adapt(row[column], kind, 0) if column in row else _filler(column, kind, q, seed))
     elif role == "top_ranked":
         for q in range(N_QUERIES):
             relevant = list(range(q % 6, N_DOCS, 6))
@@ -569,13 +610,11 @@ def _retrieval_rows(specs, config: ConfigLayout, split: str, seed: int) -> dict[
             cands = relevant + others[: N_CANDIDATES - len(relevant)]
             rng = np.random.default_rng(seed + q)
             rng.shuffle(cands)
-            row = {"query-id": f"q{q}", "corpus-ids": [f"d{d}" for d in cands]}
+            row = {"query-id": f"q{q}", "corpus-ids": [f"{tag}d{d}" for d in cands]}
             for column, kind in features.items():
                 cols[column].append(_adapt(row[column], kind, 0) if column in row else _filler(column, kind, q, seed))
     else:
-        raise ValueError(
-            f"{spec.data.path}: config {config.name!r} is not a retrieval config (corpus, queries, qrels, top_ranked)"
-        )
+        raise ValueError(f"config {config.name!r} is not a retrieval config (corpus, queries, qrels, top_ranked)")
     return cols
 
 
@@ -638,36 +677,45 @@ def build_dataset_repo(repo: str, revision: str | None, dest: Path, seed: int = 
     """Write `repo` at `revision` into `dest` as the hub would serve it (see the module docstring)
     and return dest. `variant` picks a layout of variants_for(repo, revision); the default is the
     card's layout when a card was found."""
-    from datasets import Features
-
     dest = Path(dest)
     specs = _specs_of(repo, revision)
     if specs[0].data.source != "hub":
         return _build_files_repo(specs, dest, seed)
     layout = layout_for(repo, revision, variant)
+    if _is_retrieval_layout(specs):
+        return _write(dest, layout, lambda config, split: _retrieval_rows(specs[0].category, config, seed))
+    plan = _Plan(specs, load_card(repo))
+    subsets_of = _subset_configs(specs)
+    order = {c.name: n for n, c in enumerate(layout.configs)}
+
+    def rows(config: ConfigLayout, split: str) -> dict[str, list]:
+        n = order[config.name]
+        cols: dict[str, list] = {c: [] for c in config.features}
+        for j, subset in enumerate(subsets_of.get(config.name, [config.name])):
+            per = PER_CLASS if j < 3 and n < 3 else PER_CLASS_MORE
+            part = _table_rows(plan, config.features, split, subset, per, seed + 1009 * n + 97 * j + len(split))
+            for c in cols:
+                cols[c] += part[c]
+        return cols
+
+    return _write(dest, layout, rows)
+
+
+def _write(dest: Path, layout: Layout, rows) -> Path:
+    """Parquet files and README of a layout; rows(config, split) gives each split's columns."""
+    from datasets import Features
+
     dest.mkdir(parents=True, exist_ok=True)
     sizes: dict[tuple[str, str], tuple[int, int]] = {}
-    retrieval = _is_retrieval_layout(specs)
-    plan = None if retrieval else _Plan(specs, load_card(repo))
-    subsets_of = _subset_configs(specs)
-    for n, config in enumerate(layout.configs):
+    for config in layout.configs:
         features = Features({k: to_feature(v) for k, v in config.features.items()})
         for split, pattern in config.data_files.items():
-            if retrieval:
-                cols = _retrieval_rows(specs, config, split, seed)
-            else:
-                subsets = subsets_of.get(config.name, [config.name])
-                cols = {c: [] for c in config.features}
-                for j, subset in enumerate(subsets):
-                    per = PER_CLASS if j < 3 and n < 3 else PER_CLASS_MORE
-                    part = _table_rows(plan, config.features, split, subset, per, seed + 1009 * n + 97 * j + len(split))
-                    for c in cols:
-                        cols[c] += part[c]
+            cols = rows(config, split)
             n_rows = len(next(iter(cols.values()))) if cols else 0
             names = concrete_files(pattern, config.files.get(split))
             nbytes = 0
-            for name, rows in zip(names, np.array_split(np.arange(n_rows), len(names))):
-                nbytes += _write_parquet(dest / name, {k: [v[i] for i in rows] for k, v in cols.items()}, features)
+            for name, part in zip(names, np.array_split(np.arange(n_rows), len(names))):
+                nbytes += _write_parquet(dest / name, {k: [v[i] for i in part] for k, v in cols.items()}, features)
             sizes[(config.name, split)] = (n_rows, nbytes)
     (dest / "README.md").write_text(_readme(layout, sizes), encoding="utf-8")
     return dest
@@ -683,5 +731,50 @@ def _subset_configs(specs) -> dict[str, list[str]]:
     return out
 
 
+MECAT_SUBSETS = ("S00", "0M0", "00A", "SMA")  # MECAT's shard folders (speech, music, sound, mixed)
+
+
 def _build_files_repo(specs, dest: Path, seed: int) -> Path:
-    raise NotImplementedError(f"{specs[0].data.path}: {specs[0].data.source} repositories are not built yet")
+    """Repositories of files rather than tables: WebDataset shards (MECAT) or a JSON list of
+    rows and the audio it names (AIR-Bench). They load through maeb's webdataset and hub-files
+    readers; scoring needs each benchmark's own references, which these do not imitate."""
+    dest.mkdir(parents=True, exist_ok=True)
+    source = specs[0].data.source
+    if source == "webdataset":
+        for n, subset in enumerate(MECAT_SUBSETS):
+            members = [(f"{subset}_{i:04d}", clip_bytes(i % K, seed + 10 * n + i, "flac"), {"subset": subset}) for i in range(3)]
+            for split in sorted({sp for s in specs for sp in s.data.eval_splits}):
+                _write_shard(dest / subset / f"{split}_0000-0000000.tar.gz", members)
+    else:
+        for spec in specs:
+            rows = []
+            for i in range(K * 2):
+                row = {
+                    "path": f"clip{i}.wav",
+                    "question": f"What is heard in clip {i}?",
+                    "answer_gt": caption(i % K),
+                    "task_name": "sound_QA",
+                    "dataset_name": "fixture",
+                    "uniq_id": i,
+                }
+                if "Foundation" in spec.data.meta_file:
+                    row.update({"choice_a": caption(0), "choice_b": caption(1), "choice_c": caption(2)})
+                rows.append(row)
+                audio = dest / spec.data.audio_template.format(**row)
+                audio.parent.mkdir(parents=True, exist_ok=True)
+                audio.write_bytes(clip_bytes(i % K, seed + i))
+            (dest / spec.data.meta_file).write_text(json.dumps(rows), encoding="utf-8")
+    (dest / "README.md").write_text(f"# Test fixture ({source} layout)\n\nTiny generated audio; not the real data.\n")
+    return dest
+
+
+def _write_shard(path: Path, members: list[tuple[str, bytes, dict]]) -> None:
+    import tarfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as tar:
+        for key, audio, meta in members:
+            for name, data in ((f"{key}.flac", audio), (f"{key}.json", json.dumps(meta).encode())):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
