@@ -270,6 +270,7 @@ def test_maeb_hub_explains_no_space_wherever_it_is_in_the_chain():
     assert hub.explain(ValueError("Unknown split"), "dataset", "org/data", None) is None
 
 
+@slow
 def test_the_served_models_carry_the_real_processor_settings(tmp_path):
     from transformers import ClapProcessor
 

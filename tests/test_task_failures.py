@@ -20,8 +20,8 @@ from .test_cli import run_args, write_model, write_task
 def three_tasks(tmp_path):
     """Two good tasks around one whose label column does not exist (it fails while loading)."""
     tones = write_tone_folder(tmp_path / "tones", {"low": 220.0, "mid": 880.0, "high": 3520.0}, per_label=8)
-    first = write_task(tmp_path, tones, "FirstTones")
-    broken = write_task(tmp_path, tones, "BrokenTones")
+    first = write_task(tmp_path, tones, "FirstTones", kind="classification")  # (classification: the quickest evaluator)
+    broken = write_task(tmp_path, tones, "BrokenTones", kind="classification")
     broken.write_text(broken.read_text().replace("[data]\n", '[data]\nlabel_column = "no_such_column"\n'))
     last = write_task(tmp_path, tones, "LastTones", kind="classification")
     return first, broken, last
@@ -80,7 +80,8 @@ def test_a_task_that_fails_while_evaluating_writes_nothing(tmp_path, capsys):
     rows = (bad / "metadata.csv").read_text().splitlines()
     victim = next(r.split(",")[0] for r in rows[1:] if r.endswith(",test"))
     (bad / victim).write_bytes(b"RIFF but not a wave file")
-    good, broken = write_task(tmp_path, tones, "GoodTones"), write_task(tmp_path, bad, "BadClipTones")
+    good = write_task(tmp_path, tones, "GoodTones", kind="classification")
+    broken = write_task(tmp_path, bad, "BadClipTones", kind="classification")
     code = main(run_args(tmp_path, write_model(tmp_path), broken, good))
     err = capsys.readouterr().err.splitlines()
     assert code == 2 and written(tmp_path) == {"GoodTones"}
