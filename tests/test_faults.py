@@ -853,3 +853,53 @@ def test_edited_spec_stops_the_rerun(tmp_path, capsys):
     line = one_error(rc, err)
     assert "n_clusters" in line and "1 -> 2" in line and "--overwrite" in line, line
     assert result_file(tmp_path / "res").read_text() == before
+
+
+# -- 11. round 3 (issue 25): what the second probe and the metric-oracle check found ---------------
+def write_event_folder(root: Path, test_events: list[list] | None = None) -> Path:
+    """Six 2 s noise clips with 0.5 s beeps at known times: four train, two test; `test_events`
+    replaces the two test clips' event lists."""
+    (root / "audio").mkdir(parents=True, exist_ok=True)
+    rate, rng = 16000, np.random.default_rng(0)
+    rows = ["file_name,split,events"]
+    for i in range(6):
+        x = 0.02 * rng.standard_normal(2 * rate).astype(np.float32)
+        onset = 0.3 + 0.2 * i
+        x[int(onset * rate) : int((onset + 0.5) * rate)] += tone(1000.0, 0.5, rate, seed=i)
+        sf.write(root / f"audio/c{i}.wav", x, rate)
+        events = [["beep", round(onset, 3), round(onset + 0.5, 3)]]
+        split = "train" if i < 4 else "test"
+        if split == "test" and test_events is not None:
+            events = test_events[i - 4]
+        rows.append(f'audio/c{i}.wav,{split},"{json.dumps(events).replace(chr(34), chr(34) * 2)}"')
+    (root / "metadata.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return root
+
+
+def event_spec(tmp_path: Path, folder: Path) -> Path:
+    path = tmp_path / "Events.toml"
+    path.write_text(
+        f'name = "Events"\ntype = "event_detection"\n[data]\nsource = "audiofolder"\npath = "{folder}"\n'
+        'label_column = "events"\neval_splits = ["test"]\ntrain_split = "train"\n[data.split_by]\ncolumn = "split"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_event_past_the_clip_end_is_refused_naming_the_clip(tmp_path, capsys):
+    folder = write_event_folder(tmp_path / "data", [[["beep", 1.1, 1.6]], [["beep", 12.0, 14.0]]])
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), event_spec(tmp_path, folder)))
+    line = one_error(rc, err)
+    assert "c5.wav" in line and "starts at or after its end" in line and "2.000 s" in line, line
+    assert not list(tmp_path.glob("res/**/Events.json"))
+
+
+def test_event_labels_only_in_the_test_split_are_named_and_recorded(tmp_path, capsys):
+    folder = write_event_folder(tmp_path / "data", [[["beep", 1.1, 1.6]], [["Beep", 1.3, 1.8], ["siren", 0.1, 0.4]]])
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), event_spec(tmp_path, folder)))
+    assert rc == 0, err
+    warning = [line for line in err.splitlines() if "lacks" in line]
+    assert len(warning) == 1 and "'Beep' (1 events; the train split has 'beep')" in warning[0] and "'siren'" in warning[0], err
+    info = json.loads(next((tmp_path / "res").glob("*/*/Events.json")).read_text())["maeb"]["evaluation"]["test"]["default"]
+    assert info["classes"] == ["beep"] and info["classes_scored"] == ["Beep", "beep", "siren"]
+    assert info["eval_only_classes"] == {"Beep": 1, "siren": 1}
