@@ -91,9 +91,10 @@ class TaskResult:
 
     @property
     def main_score(self) -> float:
-        """The mean main score over the subsets of the first evaluation split (what a board shows)."""
-        splits = (self.info.get("task") or {}).get("eval_splits") or list(self.scores)
-        entries = self.scores[splits[0]]
+        """The mean main score over every evaluation split and subset (one entry each), the number
+        mteb's leaderboard and its TaskResult.get_score() give a task, and so maeb's board too."""
+        splits = [s for s in (self.info.get("task") or {}).get("eval_splits") or () if s in self.scores]
+        entries = [e for split in splits or list(self.scores) for e in self.scores[split]]
         return sum(e["main_score"] for e in entries) / len(entries)
 
     @classmethod

@@ -903,3 +903,35 @@ def test_event_labels_only_in_the_test_split_are_named_and_recorded(tmp_path, ca
     info = json.loads(next((tmp_path / "res").glob("*/*/Events.json")).read_text())["maeb"]["evaluation"]["test"]["default"]
     assert info["classes"] == ["beep"] and info["classes_scored"] == ["Beep", "beep", "siren"]
     assert info["eval_only_classes"] == {"Beep": 1, "siren": 1}
+
+
+def test_a_task_with_two_eval_splits_has_one_number_everywhere(tmp_path, capsys):
+    from maeb.leaderboard import load_board
+    from maeb.runner import TaskResult
+
+    # two clips relabelled in the test split, so its score is below the train split's
+    folder = write_folder(tmp_path / "data", per_label=4, rows=[("audio/low_0.wav", "high"), ("audio/high_0.wav", "low")])
+    lines = (folder / "metadata.csv").read_text().splitlines()
+    rows = [f"{line},{'test' if i % 2 or i >= 8 else 'train'}" for i, line in enumerate(lines[1:])]
+    (folder / "metadata.csv").write_text("\n".join([lines[0] + ",split", *rows]) + "\n")
+    task = write_spec(
+        tmp_path,
+        folder,
+        kind="retrieval",
+        tail='[derive]\nkind = "same_label"\n',
+        data='[data.split_by]\ncolumn = "split"\n',
+        top='main_score = "map_at_1000"\n',
+    )
+    task.write_text(task.read_text().replace('eval_splits = ["test"]', 'eval_splits = ["test", "train"]'))
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    assert rc == 0, err
+    path = result_file(tmp_path / "res")
+    payload = json.loads(path.read_text())
+    per_split = {split: entries[0]["main_score"] for split, entries in payload["scores"].items()}
+    assert set(per_split) == {"test", "train"} and per_split["test"] != per_split["train"], per_split
+    mean = (per_split["test"] + per_split["train"]) / 2  # mteb's board and TaskResult.get_score: every split and subset
+    assert TaskResult.from_file(path, "test/spectral").main_score == pytest.approx(mean)
+    logged = re.search(r"Faulty: \w+ = ([0-9.]+)", err)
+    assert logged and float(logged.group(1)) == pytest.approx(mean, abs=1e-4), err
+    board, _ = load_board([tmp_path / "res"])
+    assert board.rows[0].tasks["Faulty"] == pytest.approx(mean)
