@@ -30,6 +30,11 @@ class ModelError(MaebError):
     """A model cannot be loaded or produced unusable output."""
 
 
+class MissingPackage(ModelError):
+    """A model needs a Python package that is not installed; the message names it and the command
+    that installs it (`maeb lite` skips such a model and goes on with the others)."""
+
+
 class CacheError(MaebError):
     """A cache file cannot be opened, read or written; the message names the file."""
 

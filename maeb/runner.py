@@ -328,8 +328,6 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     emb = build_embedder(meta, encoder, declared, cfg, protocol, ctx)
     ctx.logger.debug("%s: embedding cache %s, encoder config %s", meta.name, emb.cache.path, emb.cache.identity.get("config"))
     cache = emb.cache
-    if root is not None:
-        write_model_meta(root, meta, options, experiment)
     pending = _fitting(meta, encoder, pending, ctx, cfg.strict_modalities, summary, log)
     done: dict[str, TaskResult] = {}
     try:
@@ -386,6 +384,8 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 amend(spec, info)
             result = TaskResult(spec.name, meta.name, task_result(spec, scores, seconds, info), path, outcome.files)
             if path is not None:
+                if not done:  # with the first result, so a run that fails before any leaves no lone model_meta.json
+                    write_model_meta(root, meta, options, experiment)
                 for name, text in outcome.files.items():
                     write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
                 write_json_atomic(path, result.payload)

@@ -935,3 +935,76 @@ def test_a_task_with_two_eval_splits_has_one_number_everywhere(tmp_path, capsys)
     assert logged and float(logged.group(1)) == pytest.approx(mean, abs=1e-4), err
     board, _ = load_board([tmp_path / "res"])
     assert board.rows[0].tasks["Faulty"] == pytest.approx(mean)
+
+
+def _hide_package(monkeypatch, *modules: str) -> None:
+    """Make `import module` fail as in an environment without the package."""
+    for name in modules:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_missing_optional_package_is_one_line_naming_it_and_the_install_command(tmp_path, capsys, monkeypatch):
+    _hide_package(monkeypatch, "openwakeword", "openwakeword.utils")
+    folder = write_folder(tmp_path / "data", per_label=2)
+    args = ["run", "--model", "google/speech-embedding", "--tasks", str(retrieval_spec(tmp_path, folder))]
+    rc, err = run_main(capsys, [*args, "--output-dir", str(tmp_path / "res"), "--cache-dir", str(tmp_path / "cache"), "--quiet"])
+    line = one_error(rc, err)
+    assert "'openwakeword'" in line and "pip install --no-deps openwakeword==0.5.1" in line, line
+    assert not (tmp_path / "res").exists()  # nothing written, not even model_meta.json
+
+
+def test_lite_skips_a_model_whose_package_is_missing_and_says_so(tmp_path, monkeypatch, caplog):
+    import logging
+
+    from maeb import catalog
+    from maeb.lite import runner as lite_runner
+    from maeb.spec import load_spec
+
+    _hide_package(monkeypatch, "openwakeword", "openwakeword.utils")
+    folder = write_folder(tmp_path / "data", per_label=2)
+    monkeypatch.setattr(catalog, "benchmark_specs", lambda bench: [load_spec(retrieval_spec(tmp_path, folder))])
+    models = ["google/speech-embedding", "maeb/mfcc-stats"]
+    with caplog.at_level(logging.INFO, logger="maeb"):
+        seconds = lite_runner.evaluate(models, tmp_path / "res", tmp_path / "cache", show_progress=False)
+    assert list(seconds) == ["maeb/mfcc-stats"]
+    assert list((tmp_path / "res").glob("maeb__mfcc-stats/*/Faulty.json"))
+    skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
+    assert any("google/speech-embedding: skipped" in m and "openwakeword" in m for m in skipped), skipped
+    assert any("skipped 1 of 2 models for missing packages: google/speech-embedding" in m for m in skipped), skipped
+
+
+@pytest.mark.parametrize(
+    "option,named",
+    [
+        ("max_seconds=abc", "max_seconds='abc' must be a number"),
+        ("max_seconds=inf", "max_seconds='inf' must be a finite number"),
+        ("max_seconds=Infinity", "max_seconds=inf must be a finite number"),
+        ("max_seconds=true", "max_seconds=True must be a number"),
+    ],
+)
+def test_encoder_option_values_are_checked_in_one_line(tmp_path, capsys, option, named):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    args = ["run", "--model", "mfcc", "--tasks", str(retrieval_spec(tmp_path, folder)), "--option", option]
+    rc, err = run_main(capsys, [*args, "--output-dir", str(tmp_path / "res"), "--cache-dir", str(tmp_path / "cache"), "--quiet"])
+    line = one_error(rc, err)
+    assert named in line and "mfcc" in line, line
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_wrapper_refusing_an_option_value_is_one_line(tmp_path, capsys):
+    model = tmp_path / "model.toml"
+    model.write_text(
+        '[[model]]\nname = "test/whisper"\nfamily = "ct2-whisper"\nrevision = "1"\nmodalities = ["audio"]\n', encoding="utf-8"
+    )
+    folder = write_folder(tmp_path / "data", per_label=2)
+    rc, err = run_main(capsys, run_args(tmp_path, model, retrieval_spec(tmp_path, folder), extra=("--option", "window=10s")))
+    line = one_error(rc, err)
+    assert "window must be '30s' or 'clip'" in line and "window='10s'" in line, line
+
+
+def test_a_run_that_fails_after_loading_the_model_leaves_no_lone_model_meta(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder, data='label_column = "nope"\n')
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
+    assert "nope" in one_error(rc, err)
+    assert not list(tmp_path.glob("res/**/model_meta.json"))
