@@ -22,6 +22,7 @@ import pytest
 import soundfile as sf
 
 from maeb.cli import main
+from maeb.errors import MaebError
 from maeb.mock import SpectralEncoder, tone
 
 from .test_cli import SLOW_FAMILY, maeb, run_args, write_model
@@ -1008,3 +1009,44 @@ def test_a_run_that_fails_after_loading_the_model_leaves_no_lone_model_meta(tmp_
     rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), task))
     assert "nope" in one_error(rc, err)
     assert not list(tmp_path.glob("res/**/model_meta.json"))
+
+
+def test_generated_audio_is_trusted_by_content_not_by_name(tmp_path, caplog):
+    import logging
+
+    from maeb.api import evaluate
+
+    from .test_audio_generation import ToneSystem, build_folder
+
+    folder = build_folder(tmp_path / "mmag")
+    spec = tmp_path / "Gen.toml"
+    spec.write_text(
+        f'name = "Gen"\ntype = "audio_generation"\ncategory = "t2a"\nmain_score = "fd"\n[data]\nsource = "audiofolder"\n'
+        f'path = "{folder}"\nsubsets = ["main"]\neval_splits = ["test"]\n[protocol]\nmetrics = ["fd"]\n'
+        '[protocol.scorers]\ncnn14 = { checkpoint = "random", seed = 0 }\n',
+        encoding="utf-8",
+    )
+    kwargs = dict(output_dir=tmp_path / "out", cache_dir=tmp_path / "cache", name="test/tone", revision="1", progress=False)
+    (first,) = evaluate(ToneSystem(), spec, **kwargs)
+    assert abs(first.main_score) < 1e-6  # the system renders the references exactly
+    wavs = sorted((tmp_path / "out").rglob("generated/**/*.wav"))
+    assert len(wavs) == 3
+    # a user replaces one clip with another recording, zeroes one and truncates one
+    wavs[0].write_bytes((folder / "main/ref/m2.wav").read_bytes())
+    wavs[1].write_bytes(bytes(wavs[1].stat().st_size))
+    wavs[2].write_bytes(wavs[2].read_bytes()[:2000])
+    again = ToneSystem()
+    with caplog.at_level(logging.INFO, logger="maeb"):
+        (second,) = evaluate(again, spec, overwrite=True, **kwargs)
+    assert len(again.seen) == 3  # all three generated again, none scored as found
+    assert abs(second.main_score) < 1e-6 and second.info["embedding"]["audio_generated"] == 3
+    warned = [r.getMessage() for r in caplog.records if "generated again" in r.getMessage()]
+    assert len(warned) == 1 and "3 of 3 generated clips" in warned[0], warned
+    # a clip changed between generation and scoring is refused, not scored
+    from maeb.audiogen.store import HASHES, read_generated, read_hashes
+
+    hashes = read_hashes(wavs[0].parent)
+    assert set(hashes) == {w.name for w in wavs} and (wavs[0].parent / HASHES).exists()
+    wavs[0].write_bytes((folder / "main/ref/m2.wav").read_bytes())
+    with pytest.raises(MaebError, match="changed after it was generated"):
+        read_generated(wavs[0], hashes[wavs[0].name])
