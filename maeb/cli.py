@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -696,12 +697,24 @@ def cmd_describe(args) -> int:
     return 0
 
 
+def _negative_values(argv: list[str]) -> list[str]:
+    """`--flag -5,10` as `--flag=-5,10`: argparse takes a value that starts with '-' and is not a
+    plain number for an unknown option, so the flag would silently fall back to its default."""
+    out: list[str] = []
+    for token in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and re.match(r"-[\d.]", token) and "," in token:
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import logging
 
     from .context import log_to_stderr
 
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))
     log_to_stderr(logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)
     try:
         commands = {

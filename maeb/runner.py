@@ -273,6 +273,13 @@ def existing_result(path: Path, ident: dict) -> str:
     return "done" if extra.get("complete", True) else "incomplete"
 
 
+def _recorded_edges(path: Path) -> list | None:
+    """The --duration-buckets edges a result was computed with (None: without)."""
+    data = read_result(path) or {}
+    extra = data.get("maeb") if isinstance(data.get("maeb"), dict) else {}
+    return extra.get("duration_edges")
+
+
 def context_of(cfg: RunConfig) -> RunContext:
     judge = None
     if cfg.judge is not None:
@@ -306,6 +313,10 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
         path = result_path(root, meta, spec.name, experiment) if root is not None else None
         ident = run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg))
         status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
+        if status == "done" and cfg.duration_buckets and _recorded_edges(path) != list(cfg.duration_buckets):
+            # a report option, not part of the identity: the same scores, recomputed from cached vectors
+            log(f"{spec.name}: the result at {path} has no duration buckets with these edges; running it again")
+            status = "incomplete-report"
         if status == "done":
             summary.skipped_existing.append(spec.name)
             existing[spec.name] = TaskResult.from_file(path, meta.name)
@@ -378,6 +389,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 "fingerprints": emb.fingerprints(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
+                **({"duration_edges": list(cfg.duration_buckets)} if cfg.duration_buckets else {}),
                 "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
             }
             if amend is not None:

@@ -1050,3 +1050,29 @@ def test_generated_audio_is_trusted_by_content_not_by_name(tmp_path, caplog):
     wavs[0].write_bytes((folder / "main/ref/m2.wav").read_bytes())
     with pytest.raises(MaebError, match="changed after it was generated"):
         read_generated(wavs[0], hashes[wavs[0].name])
+
+
+def test_duration_buckets_on_a_finished_task_rerun_it_from_cached_vectors(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=3)
+    args = run_args(tmp_path, write_model(tmp_path), retrieval_spec(tmp_path, folder))
+    args.remove("--quiet")
+    assert run_main(capsys, args)[0] == 0
+    rc, err = run_main(capsys, [*args, "--duration-buckets", "0.2,0.5"])
+    assert rc == 0 and "Faulty: already done" not in err and counts(err) == (0, 6), err
+    entry = json.loads(result_file(tmp_path / "res").read_text())["maeb"]["evaluation"]["test"]["default"]
+    assert entry["duration_buckets"]["edges"] == [0.2, 0.5]
+    rc, err = run_main(capsys, [*args, "--duration-buckets", "0.2,0.5"])
+    assert rc == 0 and "Faulty: already done" in err, err  # the same edges: nothing to do
+    rc, err = run_main(capsys, [*args, "--duration-buckets", "1,2"])  # other edges: the report is redone
+    assert rc == 0 and "Faulty: already done" not in err, err
+    assert json.loads(result_file(tmp_path / "res").read_text())["maeb"]["duration_edges"] == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("edges", ["-5,10", "10,inf"])
+def test_bad_duration_bucket_edges_are_one_line(tmp_path, capsys, edges):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    rc, err = run_main(
+        capsys, run_args(tmp_path, write_model(tmp_path), retrieval_spec(tmp_path, folder), extra=("--duration-buckets", edges))
+    )
+    line = one_error(rc, err)
+    assert "--duration-buckets" in line and repr(edges) in line, line
