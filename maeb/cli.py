@@ -360,6 +360,10 @@ def cmd_run(args) -> int:
         long_audio=args.long_audio,
         duration_buckets=_duration_edges(args.duration_buckets),
     )
+    if args.ray:
+        from .distributed import require_ray
+
+        require_ray()  # before anything is loaded or planned
     if args.long_audio or args.perturb:
         from .windows import check_combination, parse
 

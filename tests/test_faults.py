@@ -1076,3 +1076,61 @@ def test_bad_duration_bucket_edges_are_one_line(tmp_path, capsys, edges):
     )
     line = one_error(rc, err)
     assert "--duration-buckets" in line and repr(edges) in line, line
+
+
+def test_ray_without_the_package_names_the_extra(tmp_path, capsys, monkeypatch):
+    _hide_package(monkeypatch, "ray")
+    folder = write_folder(tmp_path / "data", per_label=2)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), retrieval_spec(tmp_path, folder), extra=("--ray",)))
+    line = one_error(rc, err)
+    assert "'ray'" in line and "pip install 'maeb[ray]'" in line, line
+
+
+BAD_SPECS = {
+    "not_utf8": (b'name = "Caf\xe9"\ntype = "clustering"\n', "not UTF-8"),
+    "name_number": (b'name = 5\ntype = "clustering"\n', "field name must be a string, got 5"),
+    "type_list": (b'name = "Faulty"\ntype = ["classification"]\n', "field type must be a string"),
+    "domains_string": (b'name = "Faulty"\ntype = "clustering"\ndomains = "speech"\n', "field domains must be a list of strings"),
+    "split_by_list": (
+        b'name = "Faulty"\ntype = "clustering"\n[data]\nsplit_by = { column = ["a", "b"] }\n',
+        "data.split_by.column must be one column name",
+    ),
+    "eval_splits_numbers": (b'name = "Faulty"\ntype = "clustering"\n[data]\neval_splits = [1]\n', "a list of strings"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SPECS))
+def test_malformed_spec_values_are_one_line_naming_the_field(tmp_path, capsys, case):
+    head, expected = BAD_SPECS[case]
+    folder = write_folder(tmp_path / "data", per_label=2)
+    body = head if b"[data]" in head else head + b"[data]\n"
+    body += f'source = "audiofolder"\npath = "{folder}"\n'.encode()
+    if b"eval_splits" not in head:
+        body += b'eval_splits = ["test"]\n'
+    spec = tmp_path / "Faulty.toml"
+    spec.write_bytes(body)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), spec))
+    line = one_error(rc, err)
+    assert expected in line and "Faulty.toml" in line, line
+
+
+UNSTABLE_CONFIG = """
+from maeb.mock import SpectralEncoder
+
+
+class Odd(SpectralEncoder):
+    def config(self):
+        return {**super().config(), "post": lambda x: x, "bands_used": {1, 2, 3}}
+"""
+
+
+def test_a_config_with_a_function_or_a_set_fails_before_anything_is_embedded(tmp_path, capsys, monkeypatch):
+    (tmp_path / "oddfamily.py").write_text(UNSTABLE_CONFIG)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    folder = write_folder(tmp_path / "data", per_label=2)
+    rc, err = run_main(
+        capsys, run_args(tmp_path, write_model(tmp_path, family="oddfamily:Odd"), retrieval_spec(tmp_path, folder))
+    )
+    line = one_error(rc, err)
+    assert "config()['post'] is a function" in line, line
+    assert not list(tmp_path.glob("cache/embeddings/*.sqlite")) and not (tmp_path / "res").exists()

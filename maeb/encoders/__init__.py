@@ -543,6 +543,7 @@ def check_encoder(meta: ModelMeta, encoder) -> None:
                 raise ModelError(f"model {meta.name!r}: {cls} has {method}() ({proto.__name__}) but no {member!r}")
     if not callable(encoder.config):
         raise ModelError(f"model {meta.name!r}: {cls}.config must be a method returning what changes its outputs")
+    check_config(meta, cls, encoder.config())
     members = {m for method in sides for m in SIDES[method][1]}
     if "sample_rate" in members:
         if "batching" in members and encoder.batching not in BATCHING_MODES:
@@ -555,6 +556,36 @@ def check_encoder(meta: ModelMeta, encoder) -> None:
         min_samples = getattr(encoder, "min_samples", 0)
         if not isinstance(min_samples, (int, np.integer)) or min_samples < 0:
             raise ModelError(f"model {meta.name!r}: min_samples must be a non-negative integer, got {min_samples!r}")
+
+
+def check_config(meta: ModelMeta, cls: str, config, where: str = "config()") -> None:
+    """config() is part of the cache key and of every result: it must hold plain values whose text
+    is the same in every process. A function or an object shown by its memory address would give
+    each process a new cache file (and the result could not be written); a set has no order."""
+    if isinstance(config, dict):
+        for key, value in config.items():
+            if not isinstance(key, str):
+                raise ModelError(f"model {meta.name!r}: {cls}.{where} has a key {key!r} that is not a string")
+            check_config(meta, cls, value, f"{where}[{key!r}]")
+        return
+    if isinstance(config, (list, tuple)):
+        for i, value in enumerate(config):
+            check_config(meta, cls, value, f"{where}[{i}]")
+        return
+    if config is None or isinstance(config, (str, bool, int, float, np.generic)):
+        return
+    if isinstance(config, (set, frozenset)):
+        problem = "a set, which has no order (give a sorted list)"
+    elif callable(config):
+        problem = f"a function ({getattr(config, '__name__', type(config).__name__)})"
+    elif " at 0x" in str(config) or type(config).__str__ is object.__str__:
+        problem = f"a {type(config).__name__} object shown by its memory address"
+    else:
+        return  # an object with a stable text of its own (a Path, an enum)
+    raise ModelError(
+        f"model {meta.name!r}: {cls}.{where} is {problem}; config() must hold plain values (strings, numbers, "
+        "booleans, lists, tables) that are the same in every process, since they key the embedding cache"
+    )
 
 
 def length_policy(encoder) -> LengthPolicy:
