@@ -55,7 +55,7 @@ class UnknownName(MaebError):
 def closest(name: str, known: list[str], n: int = 3) -> list[str]:
     lowered = {k.lower(): k for k in known}
     hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
-    substring = [k for k in known if name.lower() in k.lower() and lowered.get(k.lower()) not in hits]
+    substring = [k for k in known if name.lower() in k.lower() and k.lower() not in hits]
     return [lowered[h] for h in hits] + substring[: max(0, n - len(hits))]
 
 

@@ -83,6 +83,8 @@ class Noise(Step):
             raise PerturbError(f"noise kind {self.kind!r} is not one of {', '.join(self.KINDS)}")
         if self.talkers < 1:
             raise PerturbError(f"noise talkers must be at least 1, not {self.talkers}")
+        if not -100 <= self.snr <= 150:  # beyond, the noise drowns the clip or is below float32's resolution
+            raise PerturbError(f"noise snr must be between -100 and 150 dB, not {self.snr:g}")
 
     @property
     def uses_pool(self) -> bool:  # type: ignore[override]
@@ -342,8 +344,13 @@ def parse(text: str) -> Step:
         if not eq or key not in types:
             known = ", ".join(types) or "none"
             raise PerturbError(f"perturbation {text!r}: {item!r} is not key=value with a key of {name} ({known})")
+        if key in values:
+            raise PerturbError(f"perturbation {text!r}: {key} is given twice")
         values[key] = _value(text, key, raw, types[key].default)
-    return kind(**values)
+    try:
+        return kind(**values)
+    except PerturbError as exc:
+        raise PerturbError(f"perturbation {text!r}: {exc}") from None
 
 
 def _value(text: str, key: str, raw: str, default):

@@ -1134,3 +1134,112 @@ def test_a_config_with_a_function_or_a_set_fails_before_anything_is_embedded(tmp
     line = one_error(rc, err)
     assert "config()['post'] is a function" in line, line
     assert not list(tmp_path.glob("cache/embeddings/*.sqlite")) and not (tmp_path / "res").exists()
+
+
+SILENT_SETTINGS = {  # settings that ran (or failed deep inside) instead of one line naming them
+    "batch_size_0": (("--batch-size", "0"), "batch size must be a whole number of clips, at least 1, not 0"),
+    "batch_size_negative": (("--batch-size", "-2"), "not -2"),
+    "workers_0": (("--workers", "0"), "workers must be a whole number of decoding threads, at least 1, not 0"),
+    "workers_negative": (("--workers", "-1"), "not -1"),
+    "snr_huge": (("--perturb", "noise:snr=1e9"), "snr must be between -100 and 150 dB"),
+    "perturb_key_twice": (("--perturb", "noise:snr=5,snr=10"), "snr is given twice"),
+    "hop_over_window": (("--long-audio", "mean:hop=40,window=10"), "30 s of every hop would never be heard"),
+    "task_type_typo": (("--task-types", "clusterin"), "unknown task type 'clusterin'; did you mean clustering"),
+}
+
+
+@pytest.mark.parametrize("case", list(SILENT_SETTINGS))
+def test_bad_run_settings_are_one_line_naming_them(tmp_path, capsys, case):
+    extra, expected = SILENT_SETTINGS[case]
+    folder = write_folder(tmp_path / "data", per_label=2)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), retrieval_spec(tmp_path, folder), extra=extra))
+    line = one_error(rc, err)
+    assert expected in line, line
+    assert not (tmp_path / "res").exists()
+
+
+@pytest.mark.parametrize(
+    "settings,expected",
+    [
+        ({"batch_size": 0}, "batch size must be"),
+        ({"device": "tpu"}, "device 'tpu' is not one maeb runs on"),
+        ({"workers": -1}, "workers must be"),
+        ({"on_bad_audio": "skpi"}, "on_bad_audio must be 'error' or 'skip'"),
+    ],
+)
+def test_bad_api_settings_raise_one_error_naming_them(tmp_path, settings, expected):
+    import maeb
+
+    folder = write_folder(tmp_path / "data", per_label=2)
+    with pytest.raises(MaebError, match=expected):
+        maeb.evaluate(
+            SpectralEncoder(), retrieval_spec(tmp_path, folder), cache_dir=tmp_path / "cache", progress=False, **settings
+        )
+    assert not (tmp_path / "cache").exists()
+
+
+ODD_VECTORS = """
+import numpy as np
+from maeb.mock import SpectralEncoder
+
+
+class Empty(SpectralEncoder):
+    def embed_audio(self, clips):
+        return np.zeros((len(clips), 0), np.float32)
+
+
+class Twelve(SpectralEncoder):
+    def embed_audio(self, clips):
+        return super().embed_audio(clips)[:, :12]
+"""
+
+
+def test_vectors_of_no_dimension_are_refused(tmp_path, capsys, monkeypatch):
+    (tmp_path / "oddvectors.py").write_text(ODD_VECTORS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    folder = write_folder(tmp_path / "data", per_label=2)
+    model = write_model(tmp_path, family="oddvectors:Empty")
+    rc, err = run_main(capsys, run_args(tmp_path, model, retrieval_spec(tmp_path, folder)))
+    line = one_error(rc, err)
+    assert "returned shape (" in line and ", 0)" in line and "at least one dimension" in line, line
+
+
+def test_vectors_narrower_than_the_entry_says_are_reported_and_recorded(tmp_path, capsys, monkeypatch):
+    (tmp_path / "oddvectors.py").write_text(ODD_VECTORS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    folder = write_folder(tmp_path / "data", per_label=2)
+    model = write_model(tmp_path, family="oddvectors:Twelve")  # its entry says embed_dim = 16
+    rc, err = run_main(capsys, run_args(tmp_path, model, retrieval_spec(tmp_path, folder)))
+    assert rc == 0 and "returned 12-d vectors, but its entry says embed_dim 16" in err, err
+    meta = json.loads(next((tmp_path / "res").rglob("model_meta.json")).read_text())
+    assert meta["embed_dim"] == 12
+
+
+def test_a_nearly_full_cache_disk_says_disk_full_with_the_path(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    task = write_spec(tmp_path, folder)
+    with mounted(tmp_path / "full", "-t", "tmpfs", "-o", "size=512k", "tmpfs") as full:
+        fill(full)
+        filler = full / "filler"
+        os.truncate(filler, filler.stat().st_size - 16384)  # 16 KiB left: SQLite's WAL files fail as "disk I/O error"
+        args = run_args(tmp_path, write_model(tmp_path), task)
+        args[args.index("--cache-dir") + 1] = str(full / "cache")
+        rc, err = run_main(capsys, args)
+        line = one_error(rc, err)
+        assert "disk full" in line and str(full / "cache") in line, line
+
+
+def test_mock_spectral_is_a_registered_model(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data", per_label=2)
+    args = ["run", "--model", "mock-spectral", "--tasks", str(retrieval_spec(tmp_path, folder))]
+    rc, err = run_main(capsys, [*args, "--output-dir", str(tmp_path / "res"), "--cache-dir", str(tmp_path / "cache"), "--quiet"])
+    assert rc == 0, err
+    assert list((tmp_path / "res").glob("maeb__mock-spectral/1/Faulty.json"))
+
+
+def test_get_tasks_takes_a_list_as_mteb_users_pass_it():
+    import maeb
+
+    names = ["LiteEvents", "LiteMusicKey"]
+    assert [t.name for t in maeb.get_tasks(names)] == names == [t.name for t in maeb.get_tasks(*names)]
+    assert {t.type for t in maeb.get_tasks(["MAEB-lite"], types="clustering")} == {"clustering"}
