@@ -57,7 +57,9 @@ def cache_failure(path: Path, exc: sqlite3.Error) -> CacheError:
     if code == "SQLITE_FULL" or (free is not None and free < NEARLY_FULL):
         # a nearly full disk fails SQLite's journal or shared-memory writes as a plain "disk I/O error"
         shown = "" if free is None else f" ({free // 1024} KiB free)"
-        return CacheError(f"disk full: no space left on the device holding {path}{shown}; free some space or pass another --cache-dir")
+        return CacheError(
+            f"disk full: no space left on the device holding {path}{shown}; free some space or pass another --cache-dir"
+        )
     if code in ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH") or code.startswith("SQLITE_READONLY"):
         return CacheError(f"cannot open or write {path} ({exc}); check the folder's permissions or pass another --cache-dir")
     if code in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or isinstance(exc, _OldSchema):
