@@ -84,14 +84,16 @@ def select_tasks(
 def _check_types(types: Sequence[str]) -> None:
     """Each task type by maeb's or mteb's name (any case); a typo is an error with suggestions,
     not an empty selection."""
-    from .errors import UnknownName
+    from .errors import closest
     from .spec import GENERATIVE_TYPES, TYPES
 
     known = sorted({*TYPES, *TYPES.values(), *GENERATIVE_TYPES, *GENERATIVE_TYPES.values()})
     lowered = {k.lower() for k in known}
     for name in types:
         if not isinstance(name, str) or name.lower() not in lowered:
-            raise UnknownName("task type", str(name), known)
+            close = closest(str(name), known)
+            hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(sorted(TYPES))} (or mteb's names)"
+            raise MaebError(f"unknown task type {name!r}; {hint}")
 
 
 def _speaks(codes: Iterable[str], wanted: Sequence[str]) -> bool:

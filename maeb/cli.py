@@ -16,11 +16,23 @@ def _option(text: str) -> tuple[str, object]:
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"--option takes key=value, got {text!r}")
     key, value = text.split("=", 1)
+    if not key.strip():
+        raise argparse.ArgumentTypeError(f"--option takes key=value with a key, got {text!r}")
     try:
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
     return key, parsed
+
+
+def _options(pairs) -> dict:
+    """--option pairs as a dict; a key given twice with two values is a mistake, not "the last wins"."""
+    out: dict = {}
+    for key, value in pairs or ():
+        if key in out and out[key] != value:
+            raise MaebError(f"--option {key} is given twice ({out[key]!r} and {value!r}); give it once")
+        out[key] = value
+    return out
 
 
 def _positive_float(text: str) -> float:
@@ -353,7 +365,7 @@ def cmd_run(args) -> int:
         overwrite=args.overwrite,
         show_progress=not args.quiet,
         strict_modalities=False,
-        options=dict(args.option),
+        options=_options(args.option),
         judge=_judge_endpoint(args),
         judge_concurrency=args.judge_concurrency,
         perturb=tuple(args.perturb),
@@ -456,10 +468,16 @@ def cmd_leaderboard(args) -> int:
     for line in report_lines(problems, board.notes):
         print(line, file=sys.stderr)
     if not board.rows:
+        where = ", ".join(map(str, args.results))
+        if board.tasks:  # scores were read, but every model lacks a subset or split of every task
+            raise MaebError(
+                f"results of {len(board.tasks)} task(s) under {where}, but no model has every subset and split of any "
+                "of them (see the notes above)"
+            )
         scope = args.benchmark or "any task"
         if args.tasks:
             scope += f" (tasks {', '.join(args.tasks)})"
-        raise MaebError(f"no results for {scope} under {', '.join(map(str, args.results))}")
+        raise MaebError(f"no results for {scope} under {where}")
     text = render(board, args.format, args.per_task)
     if args.out:
         from .results import write_text_atomic
@@ -684,7 +702,7 @@ def cmd_check_model(args) -> int:
         catalog.find_model(args.entry),
         tiny=args.tiny,
         device=args.device,
-        options=dict(args.option),
+        options=_options(args.option),
         protocol=args.protocol,
         config_probes=not args.no_config_probes,
         tasks=not args.no_tasks,

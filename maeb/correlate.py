@@ -230,6 +230,9 @@ def correlate(
     matrix = np.array([[r.tasks[t] for t in names] for r in points], dtype=float)
     x = matrix.mean(axis=1)
     y = np.array([scores[by_model[r.model]] for r in points], dtype=float)
+    for values, what in ((y, f"the external scores ({score_column!r})"), (x, f"the models' means on the {len(names)} tasks")):
+        if np.ptp(values) <= 1e-12 * np.abs(values).max():  # the rule batch_pearson applies to each resample
+            raise MaebError(f"{what} of the {len(points)} models are all equal ({values[0]:g}); a correlation is not defined")
     slope, intercept = np.polyfit(x, y, 1)
     result = Correlation(
         tasks=names,

@@ -307,9 +307,20 @@ def check_run_config(cfg: RunConfig) -> None:
         raise SpecError(f"batch seconds must be a positive number, not {cfg.batch_seconds!r}")
     if not isinstance(cfg.device, str) or not re.fullmatch(r"(cpu|cuda)(:\d+)?", cfg.device):
         raise SpecError(f"device {cfg.device!r} is not one maeb runs on: cpu, cuda or cuda:N")
+    if cfg.device.startswith("cuda") and not _cuda_available():
+        # a model that ignores the device would run on the CPU and be recorded as a CUDA run
+        raise SpecError(f"device {cfg.device!r}: no CUDA device is available here; run with --device cpu")
     for name, allowed in (("on_bad_audio", ("error", "skip")), ("on_leak", ("warn", "error"))):
         if getattr(cfg, name) not in allowed:
             raise SpecError(f"{name} must be {' or '.join(map(repr, allowed))}, not {getattr(cfg, name)!r}")
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
 
 
 def context_of(cfg: RunConfig) -> RunContext:

@@ -269,6 +269,13 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
     for key in ("subsets", "eval_splits", "audio_columns"):
         if key in data_raw and not isinstance(data_raw[key], list):
             raise SpecError(f"{where}: data.{key} must be a list")
+    for key in ("subsets", "eval_splits"):
+        values = data_raw.get(key)
+        if values is not None and not values:
+            raise SpecError(f"{where}: data.{key} is empty; name at least one")
+        if values and len(set(values)) < len(values):
+            twice = sorted({v for v in values if values.count(v) > 1})
+            raise SpecError(f"{where}: data.{key} lists {', '.join(map(repr, twice))} more than once")
     data = DataSpec(**data_raw)
     if data.layout not in ("table", "retrieval"):
         raise SpecError(f"{where}: data.layout must be 'table' or 'retrieval', got {data.layout!r}")

@@ -22,6 +22,7 @@ from maeb.correlate import (
     to_html,
     to_text,
 )
+from maeb.errors import MaebError
 
 from .conftest import SHARED
 
@@ -119,6 +120,14 @@ def test_constancy_is_judged_relative_to_the_scores_scale(scale):
     assert intervals["tasks"]["pearson_r"]["undefined"] == 0  # every task resample keeps 5 distinct models
     assert intervals["models"]["pearson_r"]["undefined"] < 20  # only resamples that draw one model throughout
     assert np.isnan(batch_stats(np.full((1, 5), 3e-13), y[None])["pearson_r"][0])  # a constant stays undefined
+
+
+def test_constant_external_scores_are_one_line(tmp_path):
+    # found by the round-3 probe: scipy's ConstantInputWarning and a table of NaN
+    results = write_results(tmp_path / "results", TABLE)
+    external = write_csv(tmp_path / "ext.csv", {m: 5.0 for m in TABLE})
+    with pytest.raises(MaebError, match=r"external scores \('score'\) of the 4 models are all equal \(5\)"):
+        correlate([results], external, tasks=TASKS, n_bootstrap=10)
 
 
 def synthetic(n_tasks: int, seed: int = 0):

@@ -1096,6 +1096,13 @@ BAD_SPECS = {
         "data.split_by.column must be one column name",
     ),
     "eval_splits_numbers": (b'name = "Faulty"\ntype = "clustering"\n[data]\neval_splits = [1]\n', "a list of strings"),
+    # found by the round-3 probe: a ZeroDivisionError, a silent duplicate, a ZeroDivisionError
+    "eval_splits_empty": (b'name = "Faulty"\ntype = "clustering"\n[data]\neval_splits = []\n', "data.eval_splits is empty"),
+    "eval_splits_twice": (
+        b'name = "Faulty"\ntype = "clustering"\n[data]\neval_splits = ["test", "test"]\n',
+        "data.eval_splits lists 'test' more than once",
+    ),
+    "subsets_empty": (b'name = "Faulty"\ntype = "clustering"\n[data]\nsubsets = []\n', "data.subsets is empty"),
 }
 
 
@@ -1145,6 +1152,11 @@ SILENT_SETTINGS = {  # settings that ran (or failed deep inside) instead of one 
     "perturb_key_twice": (("--perturb", "noise:snr=5,snr=10"), "snr is given twice"),
     "hop_over_window": (("--long-audio", "mean:hop=40,window=10"), "30 s of every hop would never be heard"),
     "task_type_typo": (("--task-types", "clusterin"), "unknown task type 'clusterin'; did you mean clustering"),
+    # found by the round-3 probe: two 'unexpected' errors, silent audio scored, the last option winning
+    "gain_huge": (("--perturb", "gain:db=1e6"), "gain db must be between -120 and 120"),
+    "telephone_band_upside_down": (("--perturb", "telephone:low=5000"), "telephone needs 0 < low < high"),
+    "clip_to_silence": (("--perturb", "clip:db=-1e6"), "clip db must be between -120 and 0"),
+    "option_twice": (("--option", "gain=1", "--option", "gain=2"), "--option gain is given twice (1 and 2)"),
 }
 
 
@@ -1243,3 +1255,34 @@ def test_get_tasks_takes_a_list_as_mteb_users_pass_it():
     names = ["LiteEvents", "LiteMusicKey"]
     assert [t.name for t in maeb.get_tasks(names)] == names == [t.name for t in maeb.get_tasks(*names)]
     assert {t.type for t in maeb.get_tasks(["MAEB-lite"], types="clustering")} == {"clustering"}
+    with pytest.raises(MaebError, match="unknown task type 5; known: classification, clustering"):
+        maeb.get_tasks("MAEB-lite", types=[5])
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a CUDA device is here")
+def test_cuda_without_a_cuda_device_is_refused_not_recorded(tmp_path, capsys):
+    # found by the round-3 probe: the mock encoder ignores the device, so the run passed as a CUDA run
+    folder = write_folder(tmp_path / "data", per_label=2)
+    rc, err = run_main(
+        capsys, run_args(tmp_path, write_model(tmp_path), retrieval_spec(tmp_path, folder), extra=("--device", "cuda"))
+    )
+    assert "no CUDA device is available here" in one_error(rc, err)
+    assert not (tmp_path / "res").exists()
+
+
+def test_an_option_without_a_key_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--model", "mfcc", "--tasks", "x.toml", "--option", "=5"])
+    assert "--option takes key=value with a key, got '=5'" in capsys.readouterr().err
+
+
+def test_a_board_without_a_complete_model_says_so(tmp_path, capsys):
+    # found by the round-3 probe: two models with one subset each made "no results for any task"
+    for model, subset in (("o__a", "x"), ("o__b", "y")):
+        folder = tmp_path / "res" / model / "r1"
+        folder.mkdir(parents=True)
+        entry = {"main_score": 0.5, "accuracy": 0.5, "hf_subset": subset}
+        (folder / "Loc.json").write_text(json.dumps({"task_name": "Loc", "scores": {"test": [entry]}}))
+    rc, err = run_main(capsys, ["leaderboard", "--results", str(tmp_path / "res")])
+    lines = err.strip().splitlines()
+    assert rc == 2 and "no model has every subset and split of any of them" in lines[-1], err
