@@ -429,7 +429,8 @@ class TimestampF1:
             "revision": None,
             "package": ", ".join(_version(p) for p in SPEECH_PACKAGES[self.speech_name]),
             "stand_in": self.speech_name != "whisperx" or self.sound_name != "pe-a-frame",
-            "matching": "one-to-one max matching, |d onset| <= onset_collar, |d offset| <= max(offset_collar, offset_fraction x ref duration)",
+            "matching": "one-to-one max matching, |d onset| <= onset_collar, |d offset| <= max(offset_collar, offset_fraction x ref duration)"
+            " (sed_eval's collar test: no tolerance added; labels compared as exact strings)",
             **self.collars,
             "sound_labels": "same label only" if self.sound_name == "pe-a-frame" else "class-agnostic",
             "scored": len(self.per_clip),
