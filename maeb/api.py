@@ -37,8 +37,10 @@ def get_benchmark(name: str) -> Benchmark:
 
 def get_tasks(*names: str | Path | TaskSpec | Benchmark, **filters) -> list[TaskSpec]:
     """Tasks by name or spec file, TaskSpecs, or benchmarks (each expanded to its tasks), then
-    filtered by `types`, `languages` and `eval_splits` (see select_tasks)."""
-    return select_tasks(list(names), **filters)
+    filtered by `types`, `languages` and `eval_splits` (see select_tasks). A list or tuple of them
+    works too, as mteb users write `get_tasks(["A", "B"])`."""
+    items = [x for n in names for x in (n if isinstance(n, (list, tuple)) else [n])]
+    return select_tasks(items, **filters)
 
 
 def select_tasks(
@@ -68,6 +70,8 @@ def select_tasks(
         else:
             raise MaebError(f"a task is a name, a spec file, a TaskSpec or a Benchmark, not {type(item).__name__}")
     if types:
+        types = [types] if isinstance(types, str) else list(types)  # types="clustering" is one type
+        _check_types(types)
         wanted = {t.lower() for t in types}
         specs = [s for s in specs if s.type.lower() in wanted or s.mteb_type.lower() in wanted]
     if languages:
@@ -75,6 +79,21 @@ def select_tasks(
     if eval_splits:
         specs = [replace(s, data=replace(s.data, eval_splits=list(eval_splits))) for s in specs]
     return list({s.name: s for s in specs}.values())
+
+
+def _check_types(types: Sequence[str]) -> None:
+    """Each task type by maeb's or mteb's name (any case); a typo is an error with suggestions,
+    not an empty selection."""
+    from .errors import closest
+    from .spec import GENERATIVE_TYPES, TYPES
+
+    known = sorted({*TYPES, *TYPES.values(), *GENERATIVE_TYPES, *GENERATIVE_TYPES.values()})
+    lowered = {k.lower() for k in known}
+    for name in types:
+        if not isinstance(name, str) or name.lower() not in lowered:
+            close = closest(str(name), known)
+            hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(sorted(TYPES))} (or mteb's names)"
+            raise MaebError(f"unknown task type {name!r}; {hint}")
 
 
 def _speaks(codes: Iterable[str], wanted: Sequence[str]) -> bool:

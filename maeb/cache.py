@@ -53,13 +53,33 @@ def cache_failure(path: Path, exc: sqlite3.Error) -> CacheError:
     """One line that says what went wrong with a cache file and what to do; only a damaged file
     is worth deleting (a full disk or a read-only folder is not the file's fault)."""
     code = getattr(exc, "sqlite_errorname", "")
-    if code == "SQLITE_FULL":
-        return CacheError(f"no space left on the device holding {path}; free some space or pass another --cache-dir")
+    free = _free_bytes(path) if code.startswith("SQLITE_IOERR") else None
+    if code == "SQLITE_FULL" or (free is not None and free < NEARLY_FULL):
+        # a nearly full disk fails SQLite's journal or shared-memory writes as a plain "disk I/O error"
+        shown = "" if free is None else f" ({free // 1024} KiB free)"
+        return CacheError(
+            f"disk full: no space left on the device holding {path}{shown}; free some space or pass another --cache-dir"
+        )
     if code in ("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH") or code.startswith("SQLITE_READONLY"):
         return CacheError(f"cannot open or write {path} ({exc}); check the folder's permissions or pass another --cache-dir")
     if code in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or isinstance(exc, _OldSchema):
         return CacheError(f"embedding cache {path} is unusable ({exc}); delete the file to recompute its vectors")
     return CacheError(f"embedding cache {path} failed ({exc})")
+
+
+NEARLY_FULL = 4 << 20  # bytes free under which an I/O error of a cache file is taken for a full disk
+
+
+def _free_bytes(path: Path) -> int | None:
+    """Free bytes on the file system holding `path` (its nearest existing folder), None if unknown."""
+    folder = Path(path)
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        stat = os.statvfs(folder)
+    except (OSError, AttributeError):  # statvfs is POSIX only
+        return None
+    return stat.f_bavail * stat.f_frsize
 
 
 SETUP_SECONDS = 60.0  # how long opening a cache waits out other processes creating it

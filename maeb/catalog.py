@@ -83,7 +83,7 @@ def parse_model(raw: dict, where: str) -> ModelMeta:
 def read_model_file(path: Path) -> list[ModelMeta]:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # a file that is not UTF-8 too
         raise SpecError(f"cannot read model entries {path}: {exc}") from exc
     entries = raw.get("model", [raw] if "name" in raw else [])
     if not entries:

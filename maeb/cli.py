@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -15,11 +16,23 @@ def _option(text: str) -> tuple[str, object]:
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"--option takes key=value, got {text!r}")
     key, value = text.split("=", 1)
+    if not key.strip():
+        raise argparse.ArgumentTypeError(f"--option takes key=value with a key, got {text!r}")
     try:
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
     return key, parsed
+
+
+def _options(pairs) -> dict:
+    """--option pairs as a dict; a key given twice with two values is a mistake, not "the last wins"."""
+    out: dict = {}
+    for key, value in pairs or ():
+        if key in out and out[key] != value:
+            raise MaebError(f"--option {key} is given twice ({out[key]!r} and {value!r}); give it once")
+        out[key] = value
+    return out
 
 
 def _positive_float(text: str) -> float:
@@ -358,7 +371,7 @@ def cmd_run(args) -> int:
         overwrite=args.overwrite,
         show_progress=not args.quiet,
         strict_modalities=False,
-        options=dict(args.option),
+        options=_options(args.option),
         judge=_judge_endpoint(args),
         judge_concurrency=args.judge_concurrency,
         perturb=tuple(args.perturb),
@@ -366,6 +379,10 @@ def cmd_run(args) -> int:
         duration_buckets=_duration_edges(args.duration_buckets),
         raise_error=args.raise_error or len(specs) == 1,
     )
+    if args.ray:
+        from .distributed import require_ray
+
+        require_ray()  # before anything is loaded or planned
     if args.long_audio or args.perturb:
         from .windows import check_combination, parse
 
@@ -459,10 +476,16 @@ def cmd_leaderboard(args) -> int:
     for line in report_lines(problems, board.notes):
         print(line, file=sys.stderr)
     if not board.rows:
+        where = ", ".join(map(str, args.results))
+        if board.tasks:  # scores were read, but every model lacks a subset or split of every task
+            raise MaebError(
+                f"results of {len(board.tasks)} task(s) under {where}, but no model has every subset and split of any "
+                "of them (see the notes above)"
+            )
         scope = args.benchmark or "any task"
         if args.tasks:
             scope += f" (tasks {', '.join(args.tasks)})"
-        raise MaebError(f"no results for {scope} under {', '.join(map(str, args.results))}")
+        raise MaebError(f"no results for {scope} under {where}")
     text = render(board, args.format, args.per_task)
     if args.out:
         from .results import write_text_atomic
@@ -687,7 +710,7 @@ def cmd_check_model(args) -> int:
         catalog.find_model(args.entry),
         tiny=args.tiny,
         device=args.device,
-        options=dict(args.option),
+        options=_options(args.option),
         protocol=args.protocol,
         config_probes=not args.no_config_probes,
         tasks=not args.no_tasks,
@@ -704,12 +727,24 @@ def cmd_describe(args) -> int:
     return 0
 
 
+def _negative_values(argv: list[str]) -> list[str]:
+    """`--flag -5,10` as `--flag=-5,10`: argparse takes a value that starts with '-' and is not a
+    plain number for an unknown option, so the flag would silently fall back to its default."""
+    out: list[str] = []
+    for token in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and re.match(r"-[\d.]", token) and "," in token:
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import logging
 
     from .context import log_to_stderr
 
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))
     log_to_stderr(logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)
     try:
         commands = {

@@ -128,10 +128,9 @@ def batch_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     yc = y - y.mean(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (xc * yc).sum(axis=-1) / np.sqrt((xc * xc).sum(axis=-1) * (yc * yc).sum(axis=-1))
-    # a spread that is rounding noise (all values equal up to the last bits) is no spread
-    flat = (np.ptp(x, axis=-1) <= 1e-12 * np.abs(x).max(axis=-1, initial=1.0)) | (
-        np.ptp(y, axis=-1) <= 1e-12 * np.abs(y).max(axis=-1, initial=1.0)
-    )
+    # a spread that is rounding noise (all values equal up to the last bits) is no spread; noise
+    # relative to the values' own size, so scores on any scale (1e-13 or 1e6) keep their spread
+    flat = (np.ptp(x, axis=-1) <= 1e-12 * np.abs(x).max(axis=-1)) | (np.ptp(y, axis=-1) <= 1e-12 * np.abs(y).max(axis=-1))
     return np.where(flat, np.nan, np.clip(r, -1.0, 1.0))
 
 
@@ -231,6 +230,9 @@ def correlate(
     matrix = np.array([[r.tasks[t] for t in names] for r in points], dtype=float)
     x = matrix.mean(axis=1)
     y = np.array([scores[by_model[r.model]] for r in points], dtype=float)
+    for values, what in ((y, f"the external scores ({score_column!r})"), (x, f"the models' means on the {len(names)} tasks")):
+        if np.ptp(values) <= 1e-12 * np.abs(values).max():  # the rule batch_pearson applies to each resample
+            raise MaebError(f"{what} of the {len(points)} models are all equal ({values[0]:g}); a correlation is not defined")
     slope, intercept = np.polyfit(x, y, 1)
     result = Correlation(
         tasks=names,

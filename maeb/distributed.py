@@ -113,6 +113,7 @@ def run_on_ray(
     one this process is already connected to) with `workers` model workers (default: one per GPU
     on cuda, one per CPU otherwise). A task that fails stops the run under cfg.raise_error, else
     it is in the summary's `failed` and the others run, as in maeb.runner.run."""
+    require_ray()
     if cfg.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
         raise MaebError("--perturb does not run on Ray yet; run without --ray")
     if cfg.long_audio:
@@ -146,6 +147,18 @@ def run_on_ray(
     summary.results = [results[s.name] for s in specs if s.name in results]
     summary.wall_seconds = time.perf_counter() - started
     return summary
+
+
+def require_ray() -> None:
+    """Ray is an optional package (maeb's `ray` extra): its absence is one line, before any work."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        from .errors import MissingPackage
+
+        raise MissingPackage(
+            "--ray needs the package 'ray', which is not installed here; install it with `pip install 'maeb[ray]'`"
+        )
 
 
 def _run_pending(meta, tasks, cfg, local_cfg, address, workers, shard_clips, summary, results, ctx, log) -> None:

@@ -51,8 +51,8 @@ def parse_edges(text: str | None) -> tuple[float, ...]:
         edges = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise SpecError(f"--duration-buckets {text!r}: expected increasing seconds such as 10,30,60") from None
-    if not edges or any(not (b > a) for a, b in zip((0.0, *edges), edges)):
-        raise SpecError(f"--duration-buckets {text!r}: edges must be positive and increasing")
+    if not edges or any(not (b > a) for a, b in zip((0.0, *edges), edges)) or not np.isfinite(edges).all():
+        raise SpecError(f"--duration-buckets {text!r}: edges must be positive, finite and increasing (seconds, e.g. 10,30,60)")
     return edges
 
 

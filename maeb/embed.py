@@ -345,8 +345,11 @@ class Embedder:
             # raised once the except block is left, so nothing keeps the failed batch's tensors alive
             raise OutOfMemory(oom)
         self.stats.forward_seconds += time.perf_counter() - t0
-        if vectors.ndim != 2 or vectors.shape[0] != len(clips):
-            raise ModelError(f"model {self.meta.name!r} returned shape {vectors.shape} for {len(clips)} clips")
+        if vectors.ndim != 2 or vectors.shape[0] != len(clips) or vectors.shape[1] == 0:
+            raise ModelError(
+                f"model {self.meta.name!r} returned shape {vectors.shape} for {len(clips)} clips; expected one vector of "
+                "at least one dimension per clip, (clips, dimension)"
+            )
         finite = np.isfinite(vectors).all(axis=1)
         for i in np.flatnonzero(~finite):
             if self.on_bad_audio == "error":
@@ -373,7 +376,7 @@ class Embedder:
             t0 = time.perf_counter()
             vectors = np.asarray(self.encoder.embed_text(chunk), dtype=np.float32)
             self.stats.forward_seconds += time.perf_counter() - t0
-            if vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
+            if vectors.ndim != 2 or vectors.shape[0] != len(chunk) or vectors.shape[1] == 0 or not np.isfinite(vectors).all():
                 raise ModelError(f"model {self.meta.name!r} returned bad text vectors (shape {vectors.shape}) for {chunk[0]!r}")
             new = {text_key(t): v for t, v in zip(chunk, vectors)}
             self.cache.put_many(new)

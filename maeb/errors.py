@@ -30,6 +30,11 @@ class ModelError(MaebError):
     """A model cannot be loaded or produced unusable output."""
 
 
+class MissingPackage(ModelError):
+    """A model needs a Python package that is not installed; the message names it and the command
+    that installs it (`maeb lite` skips such a model and goes on with the others)."""
+
+
 class CacheError(MaebError):
     """A cache file cannot be opened, read or written; the message names the file."""
 
@@ -50,7 +55,7 @@ class UnknownName(MaebError):
 def closest(name: str, known: list[str], n: int = 3) -> list[str]:
     lowered = {k.lower(): k for k in known}
     hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
-    substring = [k for k in known if name.lower() in k.lower() and lowered.get(k.lower()) not in hits]
+    substring = [k for k in known if name.lower() in k.lower() and k.lower() not in hits]
     return [lowered[h] for h in hits] + substring[: max(0, n - len(hits))]
 
 

@@ -3,8 +3,11 @@
 Per task: the mean of a model's main scores over subsets and splits. A model that lacks some
 (subset, split) of a task has no score for it in the means, but its partial mean still votes in
 the Borda count (as in mteb). Borda: within each task, models are ranked by score (ties share the
-average rank); a model earns n_models - rank points; a missing task earns nothing; the final rank
-orders total points, ties sharing the best rank. A task whose main score is lower-is-better (FD,
+average rank); a model earns n_models - rank points (n_models: the models with at least one
+complete task, the board's rows); a missing task earns nothing; the final rank orders total
+points, ties sharing the best rank. As mteb's `_borda_rank_from_long` (a test compares them), the
+final rank counts every model with a score, also one whose every task is incomplete and which the
+board does not show: its rank number is then missing from the board, and a note says so. A task whose main score is lower-is-better (FD,
 KL or WER of audio generation: TaskInfo.lower_is_better) ranks the smallest first. Mean (Task), Mean (TaskType) and the category and
 domain means are empty when any of their tasks is missing.
 
@@ -39,6 +42,7 @@ def spec_info(spec: TaskSpec) -> TaskInfo:
         spec.family,
         spec.main_score,
         tuple(spec.data.eval_splits),
+        tuple(spec.data.subsets),
     )
 
 
@@ -171,12 +175,21 @@ def aggregate(
         row.groups = {k: _mean_or_none(v) for k, v in sorted(by_group.items())}
         row.domains = {k: _mean_or_none(v) for k, v in sorted(by_domain.items())}
         rows.append(row)
-    totals = [r.points for r in rows]
-    for row, rank in zip(rows, rankdata([-p for p in totals], method="min") if rows else []):
-        row.rank = int(rank)
+    ranked = sorted(points)  # every model with a score, shown or not: mteb numbers ranks over them all
+    final = dict(zip(ranked, rankdata([-points[m] for m in ranked], method="min"))) if ranked else {}
+    for row in rows:
+        row.rank = int(final[row.model])
     rows.sort(key=lambda r: (r.rank, -(r.mean_task if r.mean_task is not None else -1.0), r.model))
     missing = [t for t in (tasks or []) if t not in present]
-    return Board(benchmark, task_list, rows, missing)
+    board = Board(benchmark, task_list, rows, missing)
+    hidden = sorted(set(ranked) - set(models))
+    if hidden:
+        shown = ", ".join(f"{m} (rank {int(final[m])})" for m in hidden[:5]) + (" ..." if len(hidden) > 5 else "")
+        board.notes.append(
+            f"{len(hidden)} model(s) with no complete task are not shown but take Borda rank numbers, as on mteb's "
+            f"leaderboard: {shown}"
+        )
+    return board
 
 
 def _resolve_tasks(asked: list[str], bench, specs: dict[str, TaskInfo]) -> list[str]:
@@ -252,7 +265,7 @@ def load_board(
     infos = {t: lookup(t) or res.tasks.get(t) or TaskInfo(t) for t in present}
     board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None)
     board.task_filter = list(names) if tasks else None
-    board.notes = list(res.notes)
+    board.notes = list(res.notes) + board.notes
     return board, res.problems
 
 

@@ -83,6 +83,8 @@ class Noise(Step):
             raise PerturbError(f"noise kind {self.kind!r} is not one of {', '.join(self.KINDS)}")
         if self.talkers < 1:
             raise PerturbError(f"noise talkers must be at least 1, not {self.talkers}")
+        if not -100 <= self.snr <= 150:  # beyond, the noise drowns the clip or is below float32's resolution
+            raise PerturbError(f"noise snr must be between -100 and 150 dB, not {self.snr:g}")
 
     @property
     def uses_pool(self) -> bool:  # type: ignore[override]
@@ -199,6 +201,13 @@ class Telephone(Step):
     low: float = 300.0
     high: float = 3400.0
 
+    def __post_init__(self):
+        if not 0 < self.low < min(self.high, 0.45 * TELEPHONE_RATE):
+            raise PerturbError(
+                f"telephone needs 0 < low < high, and low below {0.45 * TELEPHONE_RATE:g} Hz (the 8 kHz channel), "
+                f"not low={self.low:g}, high={self.high:g}"
+            )
+
     def apply(self, samples, rate, seed, pool=None):
         from scipy.signal import butter, sosfiltfilt
 
@@ -223,8 +232,8 @@ class HardClip(Step):
     db: float = -6.0
 
     def __post_init__(self):
-        if self.db > 0:
-            raise PerturbError(f"clip db must be at most 0 (relative to the clip's peak), not {self.db}")
+        if not -120 <= self.db <= 0:
+            raise PerturbError(f"clip db must be between -120 and 0 (relative to the clip's peak), not {self.db:g}")
 
     def apply(self, samples, rate, seed, pool=None):
         level = float(np.max(np.abs(samples))) * 10 ** (self.db / 20) if samples.size else 0.0
@@ -237,6 +246,10 @@ class Gain(Step):
 
     name: ClassVar[str] = "gain"
     db: float = 0.0
+
+    def __post_init__(self):
+        if not -120 <= self.db <= 120:  # beyond, float32 samples underflow to silence or overflow
+            raise PerturbError(f"gain db must be between -120 and 120, not {self.db:g}")
 
     def apply(self, samples, rate, seed, pool=None):
         return (samples.astype(np.float64) * 10 ** (self.db / 20)).astype(np.float32)
@@ -342,8 +355,13 @@ def parse(text: str) -> Step:
         if not eq or key not in types:
             known = ", ".join(types) or "none"
             raise PerturbError(f"perturbation {text!r}: {item!r} is not key=value with a key of {name} ({known})")
+        if key in values:
+            raise PerturbError(f"perturbation {text!r}: {key} is given twice")
         values[key] = _value(text, key, raw, types[key].default)
-    return kind(**values)
+    try:
+        return kind(**values)
+    except PerturbError as exc:
+        raise PerturbError(f"perturbation {text!r}: {exc}") from None
 
 
 def _value(text: str, key: str, raw: str, default):

@@ -93,9 +93,10 @@ class TaskResult:
 
     @property
     def main_score(self) -> float:
-        """The mean main score over the subsets of the first evaluation split (what a board shows)."""
-        splits = (self.info.get("task") or {}).get("eval_splits") or list(self.scores)
-        entries = self.scores[splits[0]]
+        """The mean main score over every evaluation split and subset (one entry each), the number
+        mteb's leaderboard and its TaskResult.get_score() give a task, and so maeb's board too."""
+        splits = [s for s in (self.info.get("task") or {}).get("eval_splits") or () if s in self.scores]
+        entries = [e for split in splits or list(self.scores) for e in self.scores[split]]
         return sum(e["main_score"] for e in entries) / len(entries)
 
     @classmethod
@@ -275,6 +276,56 @@ def existing_result(path: Path, ident: dict) -> str:
     return "done" if extra.get("complete", True) else "incomplete"
 
 
+def _observed_dim(meta: ModelMeta, dim: int | None, log) -> ModelMeta:
+    """The entry as model_meta.json records it: with the dimension the vectors really have."""
+    if not isinstance(meta.embed_dim, int) or not dim or dim == meta.embed_dim:
+        return meta
+    log(
+        f"warning: model {meta.name!r} returned {dim}-d vectors, but its entry says embed_dim {meta.embed_dim}; "
+        f"model_meta.json records {dim} (correct the entry)"
+    )
+    return replace(meta, embed_dim=dim)
+
+
+def _recorded_edges(path: Path) -> list | None:
+    """The --duration-buckets edges a result was computed with (None: without)."""
+    data = read_result(path) or {}
+    extra = data.get("maeb") if isinstance(data.get("maeb"), dict) else {}
+    return extra.get("duration_edges")
+
+
+def check_run_config(cfg: RunConfig) -> None:
+    """The run's settings, checked before anything is read or loaded (CLI and API alike): one
+    line naming the setting, not a silent fallback or an error deep in a worker."""
+    import re
+
+    def whole(value, at_least: int) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= at_least
+
+    if not whole(cfg.batch_size, 1):
+        raise SpecError(f"batch size must be a whole number of clips, at least 1, not {cfg.batch_size!r}")
+    if cfg.workers is not None and not whole(cfg.workers, 1):
+        raise SpecError(f"workers must be a whole number of decoding threads, at least 1, not {cfg.workers!r}")
+    if cfg.batch_seconds is not None and not (isinstance(cfg.batch_seconds, (int, float)) and 0 < cfg.batch_seconds < math.inf):
+        raise SpecError(f"batch seconds must be a positive number, not {cfg.batch_seconds!r}")
+    if not isinstance(cfg.device, str) or not re.fullmatch(r"(cpu|cuda)(:\d+)?", cfg.device):
+        raise SpecError(f"device {cfg.device!r} is not one maeb runs on: cpu, cuda or cuda:N")
+    if cfg.device.startswith("cuda") and not _cuda_available():
+        # a model that ignores the device would run on the CPU and be recorded as a CUDA run
+        raise SpecError(f"device {cfg.device!r}: no CUDA device is available here; run with --device cpu")
+    for name, allowed in (("on_bad_audio", ("error", "skip")), ("on_leak", ("warn", "error"))):
+        if getattr(cfg, name) not in allowed:
+            raise SpecError(f"{name} must be {' or '.join(map(repr, allowed))}, not {getattr(cfg, name)!r}")
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
 def context_of(cfg: RunConfig) -> RunContext:
     judge = None
     if cfg.judge is not None:
@@ -291,6 +342,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     `specs`. With cfg.output_dir, results are written in mteb's layout and finished tasks skipped.
     amend(spec, info), if given, completes a task's maeb section before it is written (what the
     caller knows and the runner does not: maeb.distributed's workers)."""
+    check_run_config(cfg)
     summary = RunSummary()
     started = time.perf_counter()
     ctx = context_of(cfg)
@@ -309,6 +361,10 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
         path = result_path(root, meta, spec.name, experiment) if root is not None else None
         ident = run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg))
         status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
+        if status == "done" and cfg.duration_buckets and _recorded_edges(path) != list(cfg.duration_buckets):
+            # a report option, not part of the identity: the same scores, recomputed from cached vectors
+            log(f"{spec.name}: the result at {path} has no duration buckets with these edges; running it again")
+            status = "incomplete-report"
         if status == "done":
             summary.skipped_existing.append(spec.name)
             existing[spec.name] = TaskResult.from_file(path, meta.name)
@@ -331,8 +387,6 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     emb = build_embedder(meta, encoder, declared, cfg, protocol, ctx)
     ctx.logger.debug("%s: embedding cache %s, encoder config %s", meta.name, emb.cache.path, emb.cache.identity.get("config"))
     cache = emb.cache
-    if root is not None:
-        write_model_meta(root, meta, options, experiment)
     pending = _fitting(meta, encoder, pending, ctx, cfg.strict_modalities, summary, log)
     done: dict[str, TaskResult] = {}
     try:
@@ -387,12 +441,15 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 "fingerprints": emb.fingerprints(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
+                **({"duration_edges": list(cfg.duration_buckets)} if cfg.duration_buckets else {}),
                 "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
             }
             if amend is not None:
                 amend(spec, info)
             result = TaskResult(spec.name, meta.name, task_result(spec, scores, seconds, info), path, outcome.files)
             if path is not None:
+                if not done:  # with the first result, so a run that fails before any leaves no lone model_meta.json
+                    write_model_meta(root, _observed_dim(meta, cache.dim, log), options, experiment)
                 for name, text in outcome.files.items():
                     write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
                 write_json_atomic(path, result.payload)
@@ -619,6 +676,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
     no model is loaded and nothing is downloaded."""
     from .cache import cached_tasks
 
+    check_run_config(cfg)
     cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
     ctx = RunContext(cache_dir=Path(cfg.cache_dir), lite_dir=cfg.lite_dir)
     prepare_offline_data(specs, ctx, ctx.log)  # synthetic, built here: nothing is downloaded

@@ -9,7 +9,10 @@ divided by the file's maeb.main_score_scale first). Only the splits the task is 
 read: the catalog's eval_splits, else the file's own record (maeb.task.eval_splits), else another
 file's record of the same task, else "test" when some file of the task has it (mteb's default),
 else whatever the files hold. Other splits are reported and left out, so one model's stray
-"validation" file cannot make the task incomplete for every model.
+"validation" file cannot make the task incomplete for every model. Subsets likewise: the spec's
+subsets where the catalog or a spec file knows the task, else the subsets that more than half of
+the models with results for the task have; entries of other subsets are reported and left out, so
+one file with an unexpected hf_subset cannot blank the task's column for every other model.
 
 maeb's runner records its task in each result (maeb.task: name, type, category, domains,
 languages, main_score, eval_splits, family; older files only maeb.task_type, maeb's short type
@@ -47,6 +50,7 @@ class TaskInfo:
     family: str | None = None
     main_score: str | None = None
     eval_splits: tuple[str, ...] = ()
+    subsets: tuple[str, ...] = ()  # the task's subsets where a spec names them (); () = unknown
 
     @property
     def lower_is_better(self) -> bool:
@@ -470,8 +474,42 @@ def read_results(paths: Iterable[Path], lookup: Lookup | None = None, tasks: Ite
         else:
             out.problems.append(f"{path}: no such results folder or CSV file")
     _keep_eval_splits([g for g in groups if g is not None], out)
+    _keep_subsets(out, lookup)
     out.tasks = {task: info for task, (_, info) in recorded.items()}
     return out
+
+
+def _keep_subsets(out: Results, lookup: Lookup) -> None:
+    """Drop entries of subsets the task does not have (rule in the module docstring), one report
+    line per file or CSV row and task."""
+    by_task: dict[str, list[Score]] = defaultdict(list)
+    for s in out.scores:
+        by_task[s.task].append(s)
+    dropped: list[Score] = []
+    for task, scores in by_task.items():
+        known = lookup(task)
+        expected = set(known.subsets) if known and known.subsets else None
+        how = "the task's spec names"
+        if expected is None:
+            holders: dict[str, set[str]] = defaultdict(set)
+            for s in scores:
+                holders[s.subset].add(s.model)
+            n_models = len({s.model for s in scores})
+            expected = {sub for sub, models in holders.items() if 2 * len(models) > n_models} or set(holders)
+            how = f"more than half of the {n_models} models have"
+        stray: dict[str, set[str]] = defaultdict(set)
+        for s in scores:
+            if s.subset not in expected:
+                stray[s.source].add(s.subset)
+                dropped.append(s)
+        for source, subsets in stray.items():
+            names = ", ".join(map(repr, sorted(subsets)))
+            out.problems.append(
+                f"{source}: subset {names} left out; {task}'s subsets are {', '.join(map(repr, sorted(expected)))} ({how})"
+            )
+    if dropped:
+        gone = {id(s) for s in dropped}
+        out.scores = [s for s in out.scores if id(s) not in gone]
 
 
 def read_scores(paths: Iterable[Path], main_scores: Mapping[str, str] | None = None) -> tuple[list[Score], list[str]]:

@@ -6,6 +6,7 @@ the evaluator's parameters (protocol). Unknown fields are errors with a suggesti
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tomllib
@@ -162,6 +163,80 @@ def _expand(path: str, base: Path, local: bool, variables: dict[str, str] | None
     return expanded
 
 
+def _alternatives(kind: str) -> list[str]:
+    """The top-level parts of an annotation such as 'list[str] | dict[str, list[str]]'."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(kind):
+        depth += char == "["
+        depth -= char == "]"
+        if char == "|" and depth == 0:
+            parts.append(kind[start:i].strip())
+            start = i + 1
+    return [*parts, kind[start:].strip()]
+
+
+def _fits(value, kind: str) -> bool:
+    """Whether a parsed TOML/JSON value has the type a dataclass annotation names."""
+    for alt in _alternatives(kind):
+        inner = alt[alt.index("[") + 1 : -1] if "[" in alt else ""
+        if alt == "Any" or (alt == "None" and value is None) or (alt == "str" and isinstance(value, str)):
+            return True
+        if alt in ("int", "float") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return alt == "float" or isinstance(value, int)
+        if alt == "bool" and isinstance(value, bool):
+            return True
+        if alt.startswith("list") and isinstance(value, list) and (not inner or all(_fits(v, inner) for v in value)):
+            return True
+        if alt.startswith("dict") and isinstance(value, dict):
+            if not inner:
+                return True
+            key_kind, value_kind = (x.strip() for x in inner.split(",", 1))
+            if all(_fits(k, key_kind) and _fits(v, value_kind) for k, v in value.items()):
+                return True
+    return False
+
+
+_KIND_NAMES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false", "dict": "a table"}
+
+
+def _describe_kind(kind: str) -> str:
+    """'list[str] | None' as 'a list of strings' (what a spec author reads in the error)."""
+    parts = []
+    for alt in _alternatives(kind):
+        if alt == "None":
+            continue
+        if alt.startswith("list["):
+            parts.append("a list of " + _describe_kind(alt[5:-1]).split(" ", 1)[1] + "s")
+        elif alt.startswith("dict["):
+            parts.append("a table")
+        else:
+            parts.append(_KIND_NAMES.get(alt, alt))
+    return " or ".join(dict.fromkeys(parts))
+
+
+def check_field_types(raw: dict, cls, where: str, prefix: str = "", extra: dict | None = None) -> None:
+    """Each field's value against its annotation in the dataclass (a name of 5, a type given as a
+    list, domains given as one string are one line naming the field, not a traceback later)."""
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(cls)} | (extra or {})
+    for name, value in raw.items():
+        kind = kinds.get(name)
+        if kind is not None and not _fits(value, kind):
+            raise SpecError(f"{where}: field {prefix}{name} must be {_describe_kind(kind)}, got {value!r}")
+
+
+def _check_split_by(split_by, where: str) -> None:
+    if split_by is None:
+        return
+    column = split_by.get("column")
+    if not isinstance(column, str) or not column:
+        raise SpecError(f"{where}: data.split_by.column must be one column name (a string), got {column!r}")
+    for key, values in split_by.items():
+        if key == "rest" and not isinstance(values, str):
+            raise SpecError(f"{where}: data.split_by.rest must be a split name (a string), got {values!r}")
+        if key not in ("column", "rest") and not isinstance(values, list):
+            raise SpecError(f"{where}: data.split_by.{key} must be a list of the column's values, got {values!r}")
+
+
 def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str = "") -> TaskSpec:
     from . import tasktypes  # the types register their protocol parameters
 
@@ -169,12 +244,15 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
     for required in ("name", "type", "data"):
         if required not in raw:
             raise SpecError(f"{where}: missing required field {required!r}")
+    check_field_types(raw, TaskSpec, where, extra={"data": "dict"})
     kind = from_mteb(raw["type"])
     known_types = set(TYPES) | set(GENERATIVE_TYPES)
     if kind not in known_types:
         check_keys(f"{where}: type", {kind: None}, known_types)
     data_raw = dict(raw["data"])
     check_keys(f"{where}: [data]", data_raw, DATA_FIELDS)
+    check_field_types(data_raw, DataSpec, where, prefix="data.", extra={"audio_column": "str"})
+    _check_split_by(data_raw.get("split_by"), where)
     if "source" not in data_raw or data_raw["source"] not in SOURCES:
         raise SpecError(f"{where}: data.source must be one of {', '.join(SOURCES)}, got {data_raw.get('source')!r}")
     if data_raw["source"] in ("metafolder", "hub-files") and not data_raw.get("meta_file"):
@@ -191,6 +269,13 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
     for key in ("subsets", "eval_splits", "audio_columns"):
         if key in data_raw and not isinstance(data_raw[key], list):
             raise SpecError(f"{where}: data.{key} must be a list")
+    for key in ("subsets", "eval_splits"):
+        values = data_raw.get(key)
+        if values is not None and not values:
+            raise SpecError(f"{where}: data.{key} is empty; name at least one")
+        if values and len(set(values)) < len(values):
+            twice = sorted({v for v in values if values.count(v) > 1})
+            raise SpecError(f"{where}: data.{key} lists {', '.join(map(repr, twice))} more than once")
     data = DataSpec(**data_raw)
     if data.layout not in ("table", "retrieval"):
         raise SpecError(f"{where}: data.layout must be 'table' or 'retrieval', got {data.layout!r}")
@@ -227,6 +312,8 @@ def load_spec(path: str | Path) -> TaskSpec:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"cannot read task spec {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save the spec file as UTF-8") from exc
     try:
         raw = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:

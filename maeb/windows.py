@@ -42,8 +42,13 @@ class WindowPolicy:
             raise SpecError(f"--long-audio: pooling must be one of {', '.join(POOLINGS)}, not {self.pooling!r}")
         for name in ("seconds", "hop"):
             value = getattr(self, name)
-            if value is not None and not value > 0:
+            if value is not None and not 0 < value < float("inf"):
                 raise SpecError(f"--long-audio: {'window' if name == 'seconds' else name} must be positive, not {value!r}")
+        if self.seconds is not None and self.hop is not None and self.hop > self.seconds:
+            raise SpecError(
+                f"--long-audio: hop={self.hop:g} is longer than window={self.seconds:g}: {self.hop - self.seconds:g} s of "
+                "every hop would never be heard; use a hop of at most the window"
+            )
         if self.pooling == "head" and (self.seconds is not None or self.hop is not None):
             raise SpecError("--long-audio head takes no window or hop: it is the encoder's own length cut")
 
@@ -61,7 +66,7 @@ class WindowPolicy:
                 f"--long-audio window={seconds:g} is longer than {model}'s length cap of {cap_seconds:g} s: "
                 "the encoder would cut every window; use a window of at most the cap"
             )
-        return WindowPolicy(self.pooling, seconds, self.hop or seconds)
+        return WindowPolicy(self.pooling, seconds, self.hop or seconds)  # checks the hop against the window
 
     def samples(self, rate: int) -> tuple[int, int]:
         """(window, hop) in samples at `rate`, of a resolved policy."""
@@ -96,6 +101,8 @@ def parse(text: str | None) -> WindowPolicy:
         key = key.strip()
         if not eq or key not in ("window", "hop"):
             raise SpecError(f"--long-audio {text!r}: expected POOLING[:window=SECONDS][,hop=SECONDS], got {part!r}")
+        if key in fields:
+            raise SpecError(f"--long-audio {text!r}: {key} is given twice")
         try:
             fields[key] = float(value)
         except ValueError:

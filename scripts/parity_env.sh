@@ -14,6 +14,11 @@
 #     Audio columns; it loads Debian's FFmpeg libraries, installed here when missing (as root).
 #   - sentencepiece, which mteb's requirement check of the SeamlessM4T v2 meta (extra "seamless-m4t")
 #     asks for before it loads the model (protobuf, the extra's other package, is in .venv already).
+#   - the event-metric oracle (tests/parity/test_sed_eval.py): sed_eval 0.2.1, the scorer HEAR's
+#     event tasks use, and dcase_util 0.2.20, which it imports, plus only what importing them needs:
+#     six, future, validators, and setuptools 80.9 for pkg_resources (removed in setuptools 81).
+#     dcase_util declares matplotlib, librosa, pydot-ng, python-magic, ...; sed_eval's metrics use
+#     none of them, so they are left out.
 # pip never resolves anything here (--no-deps), so no other torch arrives, and .venv stays free of
 # torchaudio. Idempotent: a second run only checks (about a second).
 set -euo pipefail
@@ -83,17 +88,37 @@ if [ "$(installed_version sentencepiece)" != "$SENTENCEPIECE_VERSION" ]; then
   pip_in_parity "sentencepiece==$SENTENCEPIECE_VERSION"
 fi
 
+for pinned in sed_eval==0.2.1 dcase_util==0.2.20 six==1.17.0 future==1.0.0 validators==0.36.0 setuptools==80.9.0; do
+  if [ "$(installed_version "${pinned%%==*}")" != "${pinned##*==}" ]; then
+    pip_in_parity "$pinned"
+  fi
+done
+# dcase_util's wheel also installs its own test suite as top-level packages named tests and tmp,
+# which would shadow maeb's tests package in this environment
+for stray in tests tmp; do
+  if grep -q "^$stray/" "$parity_site"/dcase_util-*.dist-info/RECORD 2>/dev/null; then
+    rm -rf "${parity_site:?}/$stray"
+  fi
+done
+
 if "$MAIN_VENV/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torchaudio") is None)' 2>/dev/null; then
   echo "parity_env: $MAIN_VENV has torchaudio; maeb must not depend on it (pip uninstall torchaudio there)" >&2
   exit 2
 fi
 
 "$PARITY_VENV/bin/python" - <<'EOF'
+import warnings
+
 import mteb, torch, torchaudio, torchaudio.transforms, torchcodec, sentencepiece, maeb  # noqa: F401
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # dcase_util imports pkg_resources, which warns about itself
+    import sed_eval, dcase_util  # noqa: F401
 from torchcodec.decoders import AudioDecoder  # noqa: F401  (loads FFmpeg through torchcodec's core)
 
 assert torch.__version__.startswith("2.13.0"), torch.__version__
 assert mteb.__version__ == "2.26.24", mteb.__version__
 assert torchaudio.transforms.Resample(8000, 16000)(torch.zeros(80)).shape == (160,)
-print(f"parity_env: ready (mteb {mteb.__version__}, torch {torch.__version__}, torchaudio {torchaudio.__version__}, torchcodec {torchcodec.__version__})")
+assert sed_eval.__version__ == "0.2.1", sed_eval.__version__
+print(f"parity_env: ready (mteb {mteb.__version__}, torch {torch.__version__}, torchaudio {torchaudio.__version__}, torchcodec {torchcodec.__version__}, sed_eval {sed_eval.__version__})")
 EOF

@@ -104,7 +104,9 @@ def test_matching_is_one_to_one_and_maximal():
 def test_labels_match_only_when_both_sides_have_them():
     ref = [seg(1.0, 2.0, "dog barking")]
     assert match_count(ref, [seg(1.0, 2.0)]) == 1  # unlabelled detector: class-agnostic
-    assert match_count(ref, [seg(1.0, 2.0, "Dog barking")]) == 1
+    assert match_count(ref, [seg(1.0, 2.0, "dog barking")]) == 1
+    # labels are compared as sed_eval compares them, exact strings (one rule with the segment metrics)
+    assert match_count(ref, [seg(1.0, 2.0, "Dog barking")]) == 0
     assert match_count(ref, [seg(1.0, 2.0, "car horn")]) == 0
 
 

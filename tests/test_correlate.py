@@ -22,6 +22,7 @@ from maeb.correlate import (
     to_html,
     to_text,
 )
+from maeb.errors import MaebError
 
 from .conftest import SHARED
 
@@ -103,6 +104,30 @@ def test_vectorised_statistics_match_scipy():
         assert got["spearman_rho"][i] == pytest.approx(spearmanr(x[i], y[i]).statistic, abs=1e-12)
     flat = batch_stats(np.ones((1, 5)), np.arange(5.0)[None])  # a model drawn n times: undefined, not 0
     assert np.isnan(flat["pearson_r"][0]) and np.isnan(flat["spearman_rho"][0])
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-7, 1e6])
+def test_constancy_is_judged_relative_to_the_scores_scale(scale):
+    # external scores of any unit: the spread of [1, 3, 2, 5, 4] x 1e-13 is a spread, as scipy says
+    rng = np.random.default_rng(4)
+    matrix = np.clip(np.linspace(0.2, 0.8, 5)[:, None] + rng.normal(0, 0.05, (5, 6)), 0, 1)
+    y = np.array([1.0, 3.0, 2.0, 5.0, 4.0]) * scale
+    x = matrix.mean(axis=1)
+    got = batch_stats(x[None], y[None])
+    assert got["pearson_r"][0] == pytest.approx(pearsonr(x, y).statistic, abs=1e-9)
+    assert got["spearman_rho"][0] == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+    intervals = bootstrap(matrix, y, 200, seed=0)
+    assert intervals["tasks"]["pearson_r"]["undefined"] == 0  # every task resample keeps 5 distinct models
+    assert intervals["models"]["pearson_r"]["undefined"] < 20  # only resamples that draw one model throughout
+    assert np.isnan(batch_stats(np.full((1, 5), 3e-13), y[None])["pearson_r"][0])  # a constant stays undefined
+
+
+def test_constant_external_scores_are_one_line(tmp_path):
+    # found by the round-3 probe: scipy's ConstantInputWarning and a table of NaN
+    results = write_results(tmp_path / "results", TABLE)
+    external = write_csv(tmp_path / "ext.csv", {m: 5.0 for m in TABLE})
+    with pytest.raises(MaebError, match=r"external scores \('score'\) of the 4 models are all equal \(5\)"):
+        correlate([results], external, tasks=TASKS, n_bootstrap=10)
 
 
 def synthetic(n_tasks: int, seed: int = 0):

@@ -71,6 +71,57 @@ def test_ties_missing_tasks_and_partial_subsets():
     assert [r.rank for r in tied.rows] == [1, 1, 3]
 
 
+def random_long_table(rng, subsets=("a", "b"), splits=("test", "dev")) -> list[Score]:
+    """Models with missing tasks and partly missing (subset, split) cells; scores k/64, so every
+    mean is exact whatever the summation order (polars and numpy sum in different orders, and a
+    rounding difference would split a true tie differently)."""
+    rows = []
+    for m in range(rng.integers(3, 9)):
+        for t in range(rng.integers(2, 6)):
+            if rng.random() < 0.25:
+                continue
+            for sub in subsets:
+                for split in splits:
+                    if rng.random() >= 0.1:
+                        rows.append(s(f"m{m}", f"T{t}", int(rng.integers(0, 65)) / 64, split=split, subset=sub))
+    return rows
+
+
+def test_borda_rank_numbers_points_and_order_match_mtebs_own():
+    import polars as pl
+    from mteb.benchmarks._create_table import _borda_rank_from_long, _build_per_task_pivot
+
+    rng = np.random.default_rng(25)
+    compared = hidden = 0
+    for _ in range(200):
+        rows = random_long_table(rng)
+        frame = pl.DataFrame(
+            {
+                "model_name": [r.model for r in rows],
+                "task_name": [r.task for r in rows],
+                "split": [r.split for r in rows],
+                "subset": [r.subset for r in rows],
+                "score": [r.value for r in rows],
+            }
+        )
+        pivot = _build_per_task_pivot(frame)
+        board = aggregate(rows, infos={})
+        if pivot is None:
+            assert board.rows == []
+            continue
+        per_task, _ = pivot
+        theirs = dict(_borda_rank_from_long(frame, n_models=per_task.height).iter_rows())
+        shown = sorted(per_task["model_name"].to_list())
+        assert sorted(r.model for r in board.rows) == shown
+        assert {r.model: r.rank for r in board.rows} == {m: theirs[m] for m in shown}
+        assert [r.rank for r in board.rows] == sorted(r.rank for r in board.rows)
+        compared += 1
+        if len(theirs) > len(shown):
+            hidden += 1
+            assert any("not shown but take Borda rank numbers" in n for n in board.notes)
+    assert compared > 150 and hidden > 10  # the case that differed: models whose every task is incomplete
+
+
 def test_reading_results_folders(tmp_path):
     root = tmp_path / "results"
     good = root / "org__model" / "rev_old"
@@ -109,6 +160,35 @@ def test_reading_results_folders(tmp_path):
     assert [x.revision for x in chosen] == ["rev_new"]  # newest mteb version wins
     assert [x.revision for x in choose_revisions(scores, pinned={"org/model": "rev_old"})] == ["rev_old"]
     assert [x.revision for x in choose_revisions(scores, main={"org/model": "rev_old"})] == ["rev_old"]
+
+
+def write_result(root, model: str, task: str, entries: list[tuple[str, float]], split: str = "test"):
+    folder = root / model.replace("/", "__") / "r1"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model_meta.json").write_text(json.dumps({"name": model}))
+    scores = {split: [{"main_score": v, "accuracy": v, "hf_subset": sub, "languages": []} for sub, v in entries]}
+    (folder / f"{task}.json").write_text(json.dumps({"task_name": task, "mteb_version": "2.0.0", "scores": scores}))
+
+
+def test_one_file_with_an_unexpected_subset_is_reported_and_the_others_kept(tmp_path):
+    from maeb.leaderboard import load_board
+
+    catalog_task = next(t for t in catalog.find_benchmark("MAEB").tasks if catalog.find_task(t).data.subsets == ["default"])
+    root = tmp_path / "results"
+    for i in range(7):
+        for task in ("LocalTask", catalog_task):
+            entries = [("default", 0.1 * (i + 1))]
+            if i == 3:  # one model's files hold an entry of a subset the task does not have
+                entries.append(("xx", 0.9))
+            write_result(root, f"org/m{i}", task, entries)
+    board, problems = load_board([root])
+    assert len(board.rows) == 7, [r.model for r in board.rows]
+    assert all(r.tasks[t] is not None for r in board.rows for t in ("LocalTask", catalog_task))
+    m3 = next(r for r in board.rows if r.model == "org/m3")
+    assert m3.tasks["LocalTask"] == pytest.approx(0.4) and m3.tasks[catalog_task] == pytest.approx(0.4)
+    stray = [p for p in problems if "'xx'" in p]
+    assert len(stray) == 2 and all("org__m3" in p and "left out" in p for p in stray), problems
+    assert any("spec names" in p for p in stray) and any("more than half of the 7 models" in p for p in stray)
 
 
 def pandas_borda(frame: pd.DataFrame, tasks: list[str]) -> pd.DataFrame:

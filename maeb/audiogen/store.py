@@ -1,7 +1,13 @@
 """Generated audio as files beside the results: one WAV (32-bit float, exactly what the system
 returned) per request, named by the clip's key and a digest of the system's identity, the request
 and the generation settings, so a rerun finds what was generated and generates only the rest, a
-user can listen to every clip, and every scorer reads the same samples a resumed run reads."""
+user can listen to every clip, and every scorer reads the same samples a resumed run reads.
+
+A file is trusted by its content, not its name: when a clip is written, the BLAKE2b digest of its
+bytes is appended to the folder's content_hashes.jsonl. A rerun generates again every file whose
+bytes no longer match (replaced, truncated, zeroed, or written before hashes were recorded) and
+says how many; the scorers read each file's bytes once, check them against the digest and decode
+those bytes, so what is scored is what was generated."""
 
 from __future__ import annotations
 
@@ -41,13 +47,16 @@ def system_folder(root: Path, identity_hash: str) -> Path:
     return Path(root) / identity_hash[:16]
 
 
-def write_wav_atomic(path: Path, audio: np.ndarray, rate: int) -> None:
+def write_wav_atomic(path: Path, audio: np.ndarray, rate: int) -> str:
+    """Write the clip as a 32-bit float WAV in one rename; the digest of the bytes written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".wav")
     os.close(fd)
+    data = float_wav(audio, rate)
     try:
-        Path(tmp).write_bytes(float_wav(audio, rate))
+        Path(tmp).write_bytes(data)
         os.replace(tmp, path)
+        return digest(data)
     except (OSError, RuntimeError) as exc:
         raise OutputError(f"cannot write generated audio {path} ({exc})") from exc
     finally:
@@ -55,9 +64,59 @@ def write_wav_atomic(path: Path, audio: np.ndarray, rate: int) -> None:
             os.unlink(tmp)
 
 
-def read_generated(path: Path) -> tuple[np.ndarray, int]:
+HASHES = "content_hashes.jsonl"  # not .json: result folders are read for .json results
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def read_hashes(folder: Path) -> dict[str, str]:
+    """file name -> digest of the bytes written for it (the last line of a name wins)."""
+    out: dict[str, str] = {}
     try:
-        audio, rate = sf.read(path, dtype="float32", always_2d=True)
+        lines = (Path(folder) / HASHES).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return out
+    for line in lines:
+        try:
+            row = json.loads(line)
+            out[str(row["file"])] = str(row["blake2b"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue  # a torn last line of an interrupted run: that clip is generated again
+    return out
+
+
+def _record_hash(folder: Path, name: str, value: str) -> None:
+    try:
+        with open(Path(folder) / HASHES, "a", encoding="utf-8") as handle:  # one short append per clip
+            handle.write(json.dumps({"file": name, "blake2b": value}) + "\n")
+    except OSError as exc:
+        raise OutputError(f"cannot record the content hash of generated audio in {Path(folder) / HASHES} ({exc})") from exc
+
+
+def matches(path: Path, expected: str | None) -> bool:
+    """Whether the file exists and holds the bytes recorded when it was generated."""
+    if expected is None:
+        return False
+    try:
+        return digest(Path(path).read_bytes()) == expected
+    except OSError:
+        return False
+
+
+def read_generated(path: Path, expected: str | None = None) -> tuple[np.ndarray, int]:
+    """A generated clip's samples; with `expected` (its recorded digest), only if its bytes are
+    still the ones generated (the bytes checked are the bytes decoded)."""
+    import io
+
+    try:
+        data = Path(path).read_bytes()
+        if expected is not None and digest(data) != expected:
+            raise MaebError(
+                f"generated clip {path} changed after it was generated (its content hash differs); rerun to generate it again"
+            )
+        audio, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except (OSError, RuntimeError) as exc:
         raise MaebError(f"generated clip {path} cannot be read ({exc}); delete it and rerun to generate it again") from exc
     return audio.mean(axis=1) if audio.shape[1] > 1 else audio[:, 0], int(rate)
@@ -78,10 +137,11 @@ def check_output(audio, request: SynthesisRequest, model: str) -> np.ndarray:
     return arr
 
 
-def synthesize(emb: Embedder, requests: Sequence[SynthesisRequest], settings: dict, folder: Path) -> list[Path]:
-    """The generated file of every request: existing files are reused, the rest are generated in
-    batches of --batch-size and each written as soon as its batch returns (an interrupted run
-    loses at most one batch). Counted in the task's record (audio_generated, audio_generated_cached)."""
+def synthesize(emb: Embedder, requests: Sequence[SynthesisRequest], settings: dict, folder: Path) -> tuple[list[Path], list[str]]:
+    """The generated file of every request and the digest of its bytes: files whose bytes match
+    their recorded digest are reused, the rest are generated in batches of --batch-size and each
+    written (and its digest recorded) as soon as its batch returns (an interrupted run loses at
+    most one batch). Counted in the task's record (audio_generated, audio_generated_cached)."""
     system = emb.encoder
     if not callable(getattr(system, "synthesize", None)):
         raise ModelError(f"model {emb.meta.name!r} does not generate audio; {emb.context} needs a text-to-audio system")
@@ -95,7 +155,17 @@ def synthesize(emb: Embedder, requests: Sequence[SynthesisRequest], settings: di
         if caps.needs_structured and not request.structured:
             raise ModelError(f"model {emb.meta.name!r} needs structured input and {emb.context} has none for {request.key!r}")
     paths = [folder / file_name(r, settings) for r in requests]
-    todo = [i for i, p in enumerate(paths) if not p.exists()]
+    hashes = read_hashes(folder)
+    present = [i for i, p in enumerate(paths) if p.exists()]
+    changed = [i for i in present if not matches(paths[i], hashes.get(paths[i].name))]
+    if changed:
+        example = paths[changed[0]].name
+        emb.log(
+            f"warning: {emb.context}: {len(changed)} of {len(present)} generated clips in {folder} are not the bytes "
+            f"generated for them (replaced, damaged, or without a recorded content hash; e.g. {example}); "
+            "they are generated again"
+        )
+    todo = sorted(set(range(len(paths))) - set(present) | set(changed))
     emb.stats.audio_generated_cached += len(requests) - len(todo)
     started = time.perf_counter()
     for start in range(0, len(todo), emb.batch_size):
@@ -114,9 +184,10 @@ def synthesize(emb: Embedder, requests: Sequence[SynthesisRequest], settings: di
             raise ModelError(f"model {emb.meta.name!r} returned {len(outputs)} clips for {len(asked)} requests")
         for i, request, audio in zip(chunk, asked, outputs):
             clip = check_output(audio, request, emb.meta.name)
-            write_wav_atomic(paths[i], clip, int(system.sample_rate))
+            hashes[paths[i].name] = write_wav_atomic(paths[i], clip, int(system.sample_rate))
+            _record_hash(folder, paths[i].name, hashes[paths[i].name])
             emb.stats.audio_generated += 1
             emb.stats.audio_seconds += clip.size / system.sample_rate
     if todo:
         emb.stats.embed_wall_seconds += time.perf_counter() - started
-    return paths
+    return paths, [hashes[p.name] for p in paths]

@@ -15,12 +15,15 @@ is speech, otherwise a sound event labelled with the clause text. Text with no t
 timed. A caption with no time span, an onset not below its offset, or a bracket that looks like a
 broken time span raises DataError naming the caption.
 
-F1 matching rule (event-based, one-to-one). A predicted segment p can match a reference segment r
-when |onset(p) - onset(r)| <= onset_collar (default 0.2 s) and |offset(p) - offset(r)| <=
-max(offset_collar (default 0.2 s), offset_fraction (default 0.2) x duration(r)), and, when both
-carry a label, the labels are equal (case-insensitive). Among the feasible pairs a maximum
-one-to-one matching is taken (scipy's linear_sum_assignment on the feasibility matrix), so two
-predictions on one reference give one TP and one FP. Per clip F1 = 2TP / (2TP + FP + FN); a clip
+F1 matching rule (event-based, one-to-one), sed_eval's (the scorer of HEAR's event tasks, whose
+collar tests a test compares with sed_eval itself). A predicted segment p can match a reference
+segment r when |onset(p) - onset(r)| <= onset_collar (default 0.2 s) and |offset(p) - offset(r)|
+<= max(offset_collar (default 0.2 s), offset_fraction (default 0.2) x duration(r)), computed in
+float64 with no tolerance added (as sed_eval: an onset 0.7 s against 0.9 s is 0.20000000000000007
+apart and misses a 0.2 s collar), and, when both carry a label, the labels are the same string
+(as sed_eval compares them: 'Dog' is not 'dog'). Among the feasible pairs a maximum one-to-one
+matching is taken (scipy's linear_sum_assignment on the feasibility matrix; sed_eval's "optimal"
+matching), so two predictions on one reference give one TP and one FP. Per clip F1 = 2TP / (2TP + FP + FN); a clip
 with neither reference nor prediction scores 1, reference empty but predictions present scores 0.
 speech_f1 and sound_f1 are the means of the per-clip F1 over the scored clips.
 
@@ -168,9 +171,9 @@ def match_count(
     for i, p in enumerate(predicted):
         for j, r in enumerate(reference):
             off_tol = max(offset_collar, offset_fraction * (r.offset - r.onset))
-            same = p.label is None or r.label is None or p.label.strip().lower() == r.label.strip().lower()
-            # a tiny slack so a boundary exactly on the collar is not lost to float rounding
-            feasible[i, j] = same and abs(p.onset - r.onset) <= onset_collar + 1e-9 and abs(p.offset - r.offset) <= off_tol + 1e-9
+            same = p.label is None or r.label is None or p.label == r.label
+            # no tolerance for float rounding: sed_eval has none, and scores stay comparable with HEAR's
+            feasible[i, j] = same and abs(p.onset - r.onset) <= onset_collar and abs(p.offset - r.offset) <= off_tol
     rows, cols = linear_sum_assignment(-feasible.astype(np.float64))
     return int(feasible[rows, cols].sum())
 
@@ -426,7 +429,8 @@ class TimestampF1:
             "revision": None,
             "package": ", ".join(_version(p) for p in SPEECH_PACKAGES[self.speech_name]),
             "stand_in": self.speech_name != "whisperx" or self.sound_name != "pe-a-frame",
-            "matching": "one-to-one max matching, |d onset| <= onset_collar, |d offset| <= max(offset_collar, offset_fraction x ref duration)",
+            "matching": "one-to-one max matching, |d onset| <= onset_collar, |d offset| <= max(offset_collar, offset_fraction x ref duration)"
+            " (sed_eval's collar test: no tolerance added; labels compared as exact strings)",
             **self.collars,
             "sound_labels": "same label only" if self.sound_name == "pe-a-frame" else "class-agnostic",
             "scored": len(self.per_clip),

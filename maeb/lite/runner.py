@@ -31,8 +31,10 @@ def _log(message: str) -> None:
 def evaluate(
     models: list[str], output_dir: Path, cache_dir: Path, show_progress: bool, lite_dir: Path | None = None
 ) -> dict[str, float]:
+    from ..errors import MaebError, MissingPackage
+
     specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
-    seconds = {}
+    seconds, skipped = {}, {}
     for name in models:
         meta = catalog.find_model(name)
         started = time.perf_counter()
@@ -40,8 +42,17 @@ def evaluate(
         cfg = RunConfig(
             output_dir=output_dir, cache_dir=cache_dir, show_progress=show_progress, strict_modalities=False, lite_dir=lite_dir
         )
-        run(meta, specs, cfg, log=_log)
+        try:
+            run(meta, specs, cfg, log=_log)
+        except MissingPackage as exc:  # one model's optional package must not stop the others
+            skipped[meta.name] = str(exc)
+            _log(f"{meta.name}: skipped: {exc}")
+            continue
         seconds[meta.name] = round(time.perf_counter() - started, 1)
+    if skipped:
+        _log(f"skipped {len(skipped)} of {len(models)} models for missing packages: {', '.join(skipped)} (see above)")
+        if not seconds:
+            raise MaebError("every model was skipped for missing packages: " + "; ".join(skipped.values()))
     return seconds
 
 

@@ -181,14 +181,14 @@ def evaluate(data, split, emb, spec, state) -> dict:
     requests = requests_of(table, p, int(emb.encoder.sample_rate), where)
     root = emb.generated_dir or Path(emb.ctx.cache_dir) / "generated" / emb.meta.folder / spec.name
     folder = system_folder(root, identity_hash(emb.cache.identity)) / subset / split
-    paths = synthesize(emb, requests, p["generation"], folder)
+    paths, hashes = synthesize(emb, requests, p["generation"], folder)
     scorers, missing, provenance = _build_scorers(groups, p, emb)
     audio_col = spec.data.audio_column
     step = p["score_batch"]
     for start in emb.progress(list(range(0, len(requests), step)), "scoring"):
         items = []
         for i in range(start, min(start + step, len(requests))):
-            audio, rate = read_generated(paths[i])
+            audio, rate = read_generated(paths[i], hashes[i])
             reference, reference_rate = _reference(table, audio_col, i)
             rubrics = _json_cell(_cell(table, p["rubrics_column"], i), p["rubrics_column"], requests[i].key)
             items.append(GeneratedItem(requests[i], audio, rate, reference, reference_rate, rubrics))

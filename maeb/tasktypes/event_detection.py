@@ -1,10 +1,18 @@
 """Sound event detection from time-resolved embeddings (HEAR's timestamp-embedding tasks, such
-as DCASE 2016 task 2), main score event-based F1 with a 200 ms onset collar.
+as DCASE 2016 task 2), main score event-based F1 with a 200 ms onset collar, scored as sed_eval
+0.2.1 (HEAR's scorer) scores: collars with no float tolerance, labels as exact strings, the
+segment error rate over reference cells + 2.2e-16.
 
 Data: each clip's label cell (data.label_column) is its list of events, [label, onset, offset]
 in seconds (or {"label", "onset", "offset"} objects), a JSON list or a JSON string of one (a CSV
 cell); an empty list or cell is a clip without events. Frames come from the encoder's
-embed_frames (maeb.frames): a (T, D) matrix and each frame's centre time per clip.
+embed_frames (maeb.frames): a (T, D) matrix and each frame's centre time per clip. An event that
+starts at or after its clip's end is an error naming the clip (its times belong to another clip
+or another time base); events that end after their clip's end, and evaluation events after the
+last frame (the length policy kept only the clip's head), are scored as annotated, and the run
+says how many (the result records them). Labels of an evaluation split that the train split
+lacks are scored as misses (the probe never learns them): the run names them, and the result
+records the classes trained and the classes scored.
 
 Probe: every frame of the train split (at most max_train_frames, drawn with the seed) is a
 training row, standardised, with one binary target per class: whether the frame's centre time
@@ -15,19 +23,27 @@ is median-filtered over median_filter_seconds (an odd number of frames, at least
 of active frames becomes an event from the first frame's centre minus half a hop to the last
 frame's centre plus half a hop (clipped at 0).
 
-Scores, micro-averaged over every clip and class (counts summed, then F1 = 2TP / (2TP + FP + FN)):
+Scores, micro-averaged over every clip and class (counts summed), computed as sed_eval 0.2.1 (the
+scorer HEAR's event tasks use; tests/parity compares them with sed_eval itself): collars and
+segment edges in float64 with no tolerance added, labels compared as exact strings ('Dog' is not
+'dog'; a label of the evaluation split that the train split lacks is reported and recorded):
 - event_onset_{C}ms_*: a predicted event matches a reference event of the same label when the
   onsets differ by at most the onset collar C (default 200 ms, HEAR's main DCASE 2016 score);
+  sed_eval's EventBasedMetrics with evaluate_offset=False, "overall" f_measure;
 - event_onset_offset_{C}ms_*: and the offsets differ by at most max(C, offset_fraction x the
   reference event's duration);
-  both take a maximum one-to-one matching per clip (maeb.audiogen.timing.match_count), so two
-  predictions on one reference count one true and one false positive;
-- segment_{L}s_*: clips cut into segments of L seconds (default 1); a class is active in a
-  segment when an event of it overlaps the segment; precision, recall and F1 over (clip, segment,
-  class) cells, and the error rate (substitutions + deletions + insertions) / reference cells,
-  with per segment S = min(FN, FP), D = max(0, FN - FP), I = max(0, FP - FN).
-Precision (recall) is 0 when nothing is predicted (in the reference); F1 is 1 when neither has any
-event, and the error rate is 0 then."""
+  both take a maximum one-to-one matching per clip (maeb.audiogen.timing.match_count, sed_eval's
+  "optimal" matching), so two predictions on one reference count one true and one false positive;
+- segment_{L}s_*: clips cut into segments of L seconds (default 1), as many as the later of the
+  last reference and the last predicted offset needs (ceil(offset / L)); an event is active from
+  segment floor(onset / L) up to ceil(offset / L) (exclusive); precision, recall and F1 over (clip,
+  segment, class) cells, and the error rate (S + D + I) / N over the reference cells N, with per
+  segment S = min(FN, FP), D = max(0, FN - FP), I = max(0, FP - FN), each rate divided by
+  N + eps (eps = float64 spacing at 1, 2.2e-16) as sed_eval divides: with no reference event at
+  all, a system that inserts any gets an error rate of the order of 1e16 (not 0), and one that
+  inserts none gets 0.
+Where sed_eval gives NaN maeb gives numbers: precision (recall) is 0 when nothing is predicted (in
+the reference), F1 is 1 when neither side has any event."""
 
 from __future__ import annotations
 
@@ -178,12 +194,15 @@ def event_scores(references: list, predictions: list, onset_collar=0.2, offset_c
 
 
 def _activity(events, classes: list[str], n_segments: int, length: float) -> np.ndarray:
+    """(segments, classes): sed_eval's event roll (onset floored, offset ceiled, in segments)."""
     grid = np.zeros((n_segments, len(classes)), dtype=bool)
     column = {c: j for j, c in enumerate(classes)}
-    starts = np.arange(n_segments) * length
     for label, onset, offset in events:
-        grid[(onset < starts + length) & (offset > starts), column[label]] = True
+        grid[int(math.floor(onset / length)) : int(math.ceil(offset / length)), column[label]] = True
     return grid
+
+
+EPS = float(np.spacing(1))  # sed_eval's denominator guard: rates are counts / (N + EPS)
 
 
 def segment_scores(references: list, predictions: list, length: float = 1.0) -> dict:
@@ -192,7 +211,7 @@ def segment_scores(references: list, predictions: list, length: float = 1.0) -> 
     tp = fp = fn = subs = dels = ins = n_ref = 0
     for ref, pred in zip(references, predictions):
         end = max([e[2] for e in (*ref, *pred)], default=0.0)
-        n = max(1, math.ceil(end / length - 1e-9))
+        n = int(math.ceil(end / length))
         r, p = _activity(ref, classes, n, length), _activity(pred, classes, n, length)
         seg_fn, seg_fp = (r & ~p).sum(axis=1), (~r & p).sum(axis=1)
         tp += int((r & p).sum())
@@ -201,7 +220,8 @@ def segment_scores(references: list, predictions: list, length: float = 1.0) -> 
         dels += int(np.maximum(0, seg_fn - seg_fp).sum())
         ins += int(np.maximum(0, seg_fp - seg_fn).sum())
     precision, recall, f1 = _prf(tp, tp + fn, tp + fp)
-    return {"f1": f1, "precision": precision, "recall": recall, "er": _ratio(subs + dels + ins, n_ref)}
+    er = subs / (n_ref + EPS) + dels / (n_ref + EPS) + ins / (n_ref + EPS)
+    return {"f1": f1, "precision": precision, "recall": recall, "er": float(er)}
 
 
 def score(references: list, predictions: list, p: dict) -> dict:
@@ -267,6 +287,58 @@ def _hop(items) -> float | None:
     return None
 
 
+def _clip_seconds(ref) -> float | None:
+    """The clip's duration from its header (its segment when it has one), None when unknown."""
+    from ..audio import clip_seconds
+
+    whole = clip_seconds(ref)
+    if whole <= 0:
+        return None
+    end = whole if ref.end is None else min(whole, ref.end)
+    return end - (ref.start or 0.0)
+
+
+def check_event_times(refs, events: list, where: str) -> int:
+    """Events against their clips' durations: one that starts at or after the end is an error;
+    the number of those that end after it is returned."""
+    late = 0
+    for ref, clip_events in zip(refs, events):
+        if not clip_events:
+            continue
+        seconds = _clip_seconds(ref)
+        if seconds is None:
+            continue
+        for label, onset, offset in clip_events:
+            if onset >= seconds:
+                raise DataError(
+                    f"{where}: clip {ref.name!r} is {seconds:.3f} s long, but its event [{label!r}, {onset:g}, {offset:g}] "
+                    "starts at or after its end; event times are seconds from the clip's start"
+                )
+            late += offset > seconds
+    return late
+
+
+def _label_notes(classes: list[str], test_events: list, split: str, train_split: str) -> tuple[dict, str]:
+    """The evaluation labels the train split lacks (label -> events) and a line naming them."""
+    unseen: dict[str, int] = {}
+    for events in test_events:
+        for label, _, _ in events:
+            if label not in classes:
+                unseen[label] = unseen.get(label, 0) + 1
+    if not unseen:
+        return {}, ""
+    folded = {c.strip().casefold(): c for c in classes}
+    shown = []
+    for label, n in sorted(unseen.items()):
+        near = folded.get(label.strip().casefold())
+        shown.append(f"{label!r} ({n} events" + (f"; the {train_split} split has {near!r}" if near else "") + ")")
+    line = (
+        f"labels of the {split} split that the {train_split} split lacks count as misses (the probe never learns them): "
+        + ", ".join(shown)
+    )
+    return dict(sorted(unseen.items())), line
+
+
 def evaluate(data, split, emb, spec, state) -> Evaluation:
     from ..frames import fingerprint, require_frames
 
@@ -274,9 +346,21 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     require_frames(emb, spec.name)  # before anything is decoded
     train, test = data[spec.data.train_split], data[split]
     train_events, test_events = _events_column(train, spec), _events_column(test, spec)
+    audio = spec.data.audio_column
+    late = {
+        name: check_event_times(table[audio], events, f"{spec.name}: {name} split")
+        for name, table, events in ((spec.data.train_split, train, train_events), (split, test, test_events))
+        if audio in table
+    }
     classes = sorted({e[0] for events in train_events for e in events})
     if not classes:
         raise DataError(f"{spec.name}: the {spec.data.train_split} split has no events to train a frame probe on")
+    unseen, line = _label_notes(classes, test_events, split, spec.data.train_split)
+    if line:
+        emb.log(f"warning: {spec.name}: {line}; the result records them")
+    if any(late.values()):
+        shown = ", ".join(f"{n} in {name}" for name, n in late.items() if n)
+        emb.log(f"warning: {spec.name}: events end after their clip ends ({shown}); they are scored as annotated")
     train_frames = _frames(emb, spec, train)
     rows = [(f, frame_targets(f[1], ev, classes)) for f, ev in zip(train_frames, train_events) if f is not None]
     if not rows or not sum(len(f[0]) for f, _ in rows):
@@ -291,18 +375,32 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     test_frames = _frames(emb, spec, test)
     names = test[spec.data.audio_column]
     references, predictions, shown = [], [], []
+    unframed = 0
     for ref, frames, events in zip(names, test_frames, test_events):
         if frames is None:  # skipped as unusable (--on-bad-audio skip): not scored
             continue
+        if len(frames[1]):
+            covered = float(frames[1][-1]) + (_hop([frames]) or 0.0) / 2
+            unframed += sum(onset >= covered for _, onset, _ in events)
         predicted = decode(_predict(probe, frames[0]), frames[1], classes, p["threshold"], p["median_filter_seconds"])
         references.append(events)
         predictions.append(predicted)
         shown.append({"clip": ref.name, "events": [[label, round(on, 3), round(off, 3)] for label, on, off in predicted]})
     if not references:
         raise DataError(f"{spec.name}: every clip of {split} was skipped; nothing is left to score")
+    if unframed:
+        emb.log(
+            f"warning: {spec.name}: {unframed} {split} events start after their clip's last frame (the length policy "
+            "keeps only the head of longer clips); they count as misses"
+        )
     values = score(references, predictions, p)
     info = {
+        "scorer": "sed_eval 0.2.1 rules (HEAR's): no collar tolerance, exact labels, error rate over N + 2.2e-16",
         "classes": classes,
+        "classes_scored": sorted(set(classes) | set(unseen)),
+        **({"eval_only_classes": unseen} if unseen else {}),
+        **({"events_ending_after_clip": {k: v for k, v in late.items() if v}} if any(late.values()) else {}),
+        **({"eval_events_after_last_frame": unframed} if unframed else {}),
         "train_frames": int(len(x)),
         "train_frames_active": {c: int(y[:, j].sum()) for j, c in enumerate(classes)},
         "eval_clips": len(references),
