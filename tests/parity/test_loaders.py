@@ -39,7 +39,7 @@ QUICK = [
     ("SIBFLEURS", "configs"),
     ("FSD2019Kaggle", "configs"),
     ("ESC50_Zeroshot", "configs"),
-    ("CREMADPairClassification", "configs"),
+    ("CREMADPairClassification", "card"),  # audio declared at 16 kHz
     ("VoxPopuliGenderID", "configs"),
     ("FleursT2ARetrieval", "configs"),
     ("JamAltLyricA2TRetrieval", "configs"),
@@ -49,6 +49,7 @@ FULL = [
     ("MusicCapsT2ARetrieval", "card"),
     ("VocalSoundAudioReranking", "card"),
     ("ClothoA2TRetrieval", "card"),
+    ("VocalSoundPairClassification", "card"),
     ("GTZANAudioReranking", "test-split"),
     ("GTZANAudioReranking", "query-qrels"),
     ("UrbanSound8KA2TRetrieval", "corpus-split"),
