@@ -693,6 +693,8 @@ def build_dataset_repo(repo: str, revision: str | None, dest: Path, seed: int = 
     and return dest. `variant` picks a layout of variants_for(repo, revision); the default is the
     card's layout when a card was found."""
     dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise FileExistsError(f"{dest} is not empty: a repository folder must hold only its own files")
     specs = _specs_of(repo, revision)
     if specs[0].data.source != "hub":
         return _build_files_repo(specs, dest, seed)
