@@ -37,6 +37,15 @@ Tables (classification, clustering, pair, zero-shot, multilabel; abstasks/abstas
   T3  splits are read by name, no fallback (`self.dataset[split]`); where a task's own
       dataset_transform renames a split, the spec says so (data.split_names).
   T4  ClassLabel columns arrive as their integer ids and are used as labels as they are.
+  T5  a task whose dataset_transform calls `stratified_subsampling` (abstasks/abstask.py) gets a
+      label column that was not a ClassLabel cast to one, names sorted as text over all splits,
+      even when nothing is subsampled; maeb keeps the values. The class order is the same
+      (sorted), so probes and clusterings score alike; integer labels past 9 would be renumbered
+      in text order (1, 10, 2, ...), which no catalog task with that step has (UrbanSound8kZeroshot
+      is 0-9).
+  T6  mteb's clip filters (VoxPopuli tasks' dataset_transform) drop clips that are empty or too
+      short, but bytes that are no audio at all stop them with a decoder error; maeb's
+      drop_invalid_audio drops those too.
 Tasks with their own load_data or dataset_transform (Clotho, Common Voice, FLEURS, SVQ, JamALT,
 FSD2019Kaggle, the transforms of 20 others) are restated per task in the specs by
 scripts/import_catalog.py (CUSTOM)."""

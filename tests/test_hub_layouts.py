@@ -141,6 +141,18 @@ def test_task_evaluates_on_its_repository(name, tmp_path):
         assert all(math.isfinite(e["main_score"]) and 0.0 <= e["main_score"] <= 1.0 for e in scores[split]), scores[split]
 
 
+def test_builds_are_deterministic_and_refuse_a_used_folder(tmp_path):
+    a = build_dataset_repo("mteb/MACS_t2a", catalog_specs()["MACST2ARetrieval"].data.revision, tmp_path / "a")
+    b = build_dataset_repo("mteb/MACS_t2a", catalog_specs()["MACST2ARetrieval"].data.revision, tmp_path / "b")
+    c = build_dataset_repo("mteb/MACS_t2a", catalog_specs()["MACST2ARetrieval"].data.revision, tmp_path / "c", seed=1)
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
+    assert (a / "corpus/corpus-00000-of-00001.parquet").read_bytes() != (c / "corpus/corpus-00000-of-00001.parquet").read_bytes()
+    with pytest.raises(FileExistsError, match="not empty"):
+        build_dataset_repo("mteb/MACS_t2a", catalog_specs()["MACST2ARetrieval"].data.revision, a)
+
+
 # -- the rules themselves -------------------------------------------------------------------------
 def test_split_fallback_rule():
     assert hub_rules.pick_split(["corpus"], "test", "w") == "corpus"

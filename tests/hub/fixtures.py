@@ -37,7 +37,7 @@ RATE = 16000
 SECONDS = 0.25
 
 TABLE_VARIANTS = ("configs", "data-dir", "class-label")
-RETRIEVAL_VARIANTS = ("test-split", "corpus-split", "query-qrels", "underscore-id", "titled")
+RETRIEVAL_VARIANTS = ("test-split", "corpus-split", "query-qrels", "queries-qrels", "underscore-id", "titled")
 PREFIXED_VARIANTS = ("prefixed", "prefixed-query")  # retrieval configs of tasks with subsets
 VARIANT_NOTES = {
     "card": "the layout of the repository's dataset card (tests/hub/cards)",
@@ -47,6 +47,7 @@ VARIANT_NOTES = {
     "test-split": "configs corpus, queries, default (and top_ranked) all under the evaluation split",
     "corpus-split": "configs corpus (its only split named 'corpus'), query and qrels (MACS_t2a's card)",
     "query-qrels": "configs corpus, query, qrels (and top_ranked) under the evaluation split",
+    "queries-qrels": "configs corpus, queries, qrels (and top_ranked) under the evaluation split (the reranking cards)",
     "underscore-id": "as 'test-split', with BEIR's '_id' id columns in corpus and queries",
     "titled": "as 'test-split', text documents with a 'title' column beside 'text'",
     "prefixed": "configs {subset}-corpus, {subset}-queries, {subset}-qrels (and {subset}-top_ranked) per subset",
@@ -115,12 +116,26 @@ def variants_for(repo: str, revision: str | None) -> tuple[str, ...]:
     source = specs[0].data.source
     if source != "hub":
         return (source,)
-    generic = RETRIEVAL_VARIANTS if _is_retrieval_layout(specs) else TABLE_VARIANTS
-    if not _is_retrieval_layout(specs):
+    if _is_retrieval_layout(specs):
+        # a title only exists beside text documents
+        generic = tuple(v for v in RETRIEVAL_VARIANTS if v != "titled" or specs[0].category.endswith("2t"))
+        # the default without a card follows the cards of its kind: the *_t2a/*_a2t repositories
+        # found (MACS, LibriTTS, MusicCaps) keep the corpus under split 'corpus', the reranking
+        # ones (ESC50, VocalSound) use queries and qrels under 'test'
+        first = "queries-qrels" if any(s.type == "reranking" for s in specs) else None
+        first = "corpus-split" if repo.lower().endswith(("_t2a", "_a2t")) else first
+        if first:
+            generic = (first,) + tuple(v for v in generic if v != first)
+    else:
         named = len(_table_configs(specs)) > 1 or any(s.data.config is not None for s in specs)
         # text maps and filters compare values: mteb's own transforms fail on ClassLabel ids there
         compared = any(step["op"] in ("map", "filter") for s in specs for step in s.transforms)
-        generic = tuple(v for v in generic if not (v == "data-dir" and named) and not (v == "class-label" and compared))
+        labelled = any(not s.derive for s in specs)
+        generic = tuple(
+            v
+            for v in TABLE_VARIANTS
+            if not (v == "data-dir" and named) and not (v == "class-label" and (compared or not labelled))
+        )
     return (("card",) if load_card(repo) is not None else ()) + generic
 
 
@@ -217,7 +232,7 @@ def retrieval_layout(
     PREFIXED_VARIANTS: `{subset}-corpus` etc.; 'prefixed-query' shares one unprefixed `query`
     config among the subsets, which mteb's loader reads for every subset)."""
     queries = "query" if variant in ("corpus-split", "query-qrels") else "queries"
-    qrels = "qrels" if variant in ("corpus-split", "query-qrels") else "default"
+    qrels = "qrels" if variant in ("corpus-split", "query-qrels", "queries-qrels") else "default"
     id_col = "_id" if variant == "underscore-id" else "id"
     text_docs, text_queries = category.endswith("2t"), category.startswith("t2")
     corpus_features = {id_col: "string"}
@@ -678,6 +693,8 @@ def build_dataset_repo(repo: str, revision: str | None, dest: Path, seed: int = 
     and return dest. `variant` picks a layout of variants_for(repo, revision); the default is the
     card's layout when a card was found."""
     dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise FileExistsError(f"{dest} is not empty: a repository folder must hold only its own files")
     specs = _specs_of(repo, revision)
     if specs[0].data.source != "hub":
         return _build_files_repo(specs, dest, seed)
