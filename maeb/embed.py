@@ -89,6 +89,13 @@ class Embedder:
     def log(self, message: str) -> None:
         self.ctx.log(message)
 
+    def warn(self, message: str) -> None:
+        """A notice that bears on the task's score: logged at WARNING (a notebook shows it without
+        any logging set up) and kept in the task's result (maeb.data.warnings); once per message."""
+        if message not in self.record.warnings:
+            self.record.warnings.append(message)
+            self.ctx.logger.warning(message)
+
     def label(self, context: str) -> None:
         """The subset and split now evaluated, for messages and progress."""
         self.context = context

@@ -81,6 +81,7 @@ class Row:
     groups: dict[str, float | None] = field(default_factory=dict)  # audio-only / cross-modal
     domains: dict[str, float | None] = field(default_factory=dict)
     tasks: dict[str, float | None] = field(default_factory=dict)
+    leaks: dict[str, int] = field(default_factory=dict)  # task -> clips shared by its training and evaluation splits
 
 
 @dataclass
@@ -118,6 +119,7 @@ def aggregate(
     wanted = None if tasks is None else set(tasks)
     values: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)
     revisions: dict[str, set[str]] = defaultdict(set)
+    leaks: dict[tuple[str, str], int] = {}
     for s in scores:
         if wanted is not None and s.task not in wanted:
             continue
@@ -125,6 +127,8 @@ def aggregate(
             continue
         values[(s.model, s.task)][(s.split, s.subset)] = s.value
         revisions[s.model].add(s.revision)
+        if s.shared_clips:
+            leaks[(s.model, s.task)] = max(leaks.get((s.model, s.task), 0), s.shared_clips)
     present = sorted({task for _, task in values}, key=lambda t: (tasks.index(t) if tasks and t in tasks else 0, t))
     seen_subsets: dict[str, set] = defaultdict(set)
     seen_splits: dict[str, set] = defaultdict(set)
@@ -155,6 +159,7 @@ def aggregate(
     for model in models:
         per_task = {t: complete[model].get(t) for t in present}
         row = Row(model, sorted(revisions[model]), points=points[model], tasks=per_task)
+        row.leaks = {t: leaks[(model, t)] for t in present if (model, t) in leaks}
         row.n_tasks = sum(v is not None for v in per_task.values())
         row.mean_task = _mean_or_none(list(per_task.values()))
         by_type = defaultdict(list)

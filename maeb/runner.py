@@ -86,6 +86,12 @@ class TaskResult:
         return self.payload.get("maeb", {})
 
     @property
+    def warnings(self) -> list[str]:
+        """What the run warned about this task's data (clips shared by the training and evaluation
+        splits, classes too small for the probe, ...), as the log said it; [] when nothing."""
+        return list((self.info.get("data") or {}).get("warnings") or [])
+
+    @property
     def evaluation_time(self) -> float:
         return float(self.payload.get("evaluation_time") or 0.0)
 
@@ -177,7 +183,8 @@ def evaluate_task(
         ", ".join(f"{sub}/{split}" for sub, splits in data.items() for split in splits),
         time.perf_counter() - started,
     )
-    notes = {"train_eval_shared_clips": shared_clips(spec, data, on_leak, log)}
+    shared = shared_clips(spec, data, on_leak, emb.warn)
+    notes = {"train_eval_shared_clips": len(shared), "train_eval_shared_clip_list": shared}
     state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
     scores: dict[str, list[dict]] = {}
     files: dict[str, str] = {}
@@ -217,40 +224,55 @@ def evaluate_task(
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
         scores[split] = entries
+    notes["warnings"] = list(emb.record.warnings)  # what the run warned about this task (leaks, thin classes)
     return TaskEvaluation(scores, time.perf_counter() - started, notes, files, infos)
 
 
-def shared_clips(spec: TaskSpec, data: dict, on_leak: str, log) -> int:
+def shared_clips(spec: TaskSpec, data: dict, on_leak: str, warn) -> list[dict]:
     """Byte-identical clips in both the training split and an evaluation split: the cache would
-    quietly give them one vector and the probe would train on test clips."""
+    quietly give them one vector and the probe would train on test clips. Each is listed (its
+    evaluation split and subset, its name there and in the training split); the first few are
+    named in a warning (`warn`), or in the error under on_leak "error"."""
     kind = tasktypes.get(spec.type)
     train = spec.data.train_split
     if train not in kind.splits(spec) or train in spec.data.eval_splits:
-        return 0
-    total = 0
-    for tables in data.values():
+        return []
+    shared: list[dict] = []
+    for subset, tables in data.items():
         if not hasattr(tables.get(train), "columns"):
             continue
 
-        def keys(table):
-            out = set()
+        def names(table) -> dict[str, str]:
+            out: dict[str, str] = {}
             for column in spec.data.audio_columns:
                 if column in table:
                     for ref in table[column]:
                         with contextlib.suppress(MaebError):
-                            out.add(ref.key)
+                            out.setdefault(ref.key, ref.name)
             return out
 
-        seen = keys(tables[train])
+        seen = names(tables[train])
         for split in spec.data.eval_splits:
             if hasattr(tables.get(split), "columns"):
-                total += len(seen & keys(tables[split]))
-    if total:
-        message = f"task {spec.name}: {total} clips are byte-identical in the {train} split and an evaluation split"
+                for key, name in names(tables[split]).items():
+                    if key in seen:
+                        shared.append({"split": split, "subset": subset, "clip": name, "train_clip": seen[key]})
+    if shared:
+        total = len(shared)
+        shown = ", ".join(
+            e["clip"] + ("" if e["train_clip"] == e["clip"] else f" (= {train} {e['train_clip']})") for e in shared[:3]
+        ) + (f" and {total - 3} more" if total > 3 else "")
+        message = (
+            f"task {spec.name}: {total} clip{' is' if total == 1 else 's are'} byte-identical in the {train} split and an "
+            f"evaluation split ({shown})"
+        )
         if on_leak == "error":
             raise DataError(message + "; remove them from one split, or pass --on-leak warn to evaluate anyway")
-        log(f"warning: {message}; the count is recorded in the result")
-    return total
+        warn(
+            message + "; the probe trains on clips it is scored on, so the score is optimistic; all are listed in the "
+            "result (maeb.data.train_eval_shared_clip_list)"
+        )
+    return shared
 
 
 def existing_result(path: Path, ident: dict) -> str:

@@ -40,6 +40,7 @@ class TaskRecord:
     texts: set[str] = field(default_factory=set)  # keys of its texts
     # (metric, clips, values) of the split and subset being evaluated (maeb.durations)
     outcomes: tuple[str, list, list] | None = None
+    warnings: list[str] = field(default_factory=list)  # what the run warned about the task (the result keeps them)
 
     def outcome(self, metric: str, refs: list, values) -> None:
         """Each evaluation item's value of `metric` (the task's metric is their mean) and the
