@@ -331,10 +331,10 @@ def cmd_run(args) -> int:
     from_benchmarks = select_tasks(benches, types=args.task_types, languages=args.languages, eval_splits=args.eval_splits)
     if (args.tasks or benches) and not (named or from_benchmarks):
         raise MaebError("no task is left after --task-types/--languages")
-    if not args.dry_run:
-        from .runner import require_sides
+    from .runner import require_sides
 
-        require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
+    # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
+    require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
     specs = list({s.name: s for s in named + from_benchmarks}.values())
     cfg = RunConfig(
         output_dir=args.output_dir,
@@ -423,23 +423,44 @@ def print_plan(meta, specs, cfg) -> int:
         print(
             f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.2f}  {r['cached_clips']:8}  {status}"
         )
+    from .runner import LONG_CLIP_SECONDS
+    from .windows import parse
+
     todo = [r for r in rows if r["done"] is not True and not r["skip"]]
     print(
-        f"total: {len(rows)} tasks, {len(todo)} to run, {sum(r['clips'] for r in todo)} clips "
+        f"total: {_count(len(rows), 'task')}, {len(todo)} to run, {_count(sum(r['clips'] for r in todo), 'clip')} "
         f"({sum(r['hours'] for r in todo):.2f} h of audio) to embed at most, "
-        f"{sum(r['cached_clips'] for r in rows)} clips already cached for {meta.name}"
+        f"{_count(sum(r['cached_clips'] for r in rows), 'clip')} already cached for {meta.name}"
     )
-    longest = {
-        s.name: max((v.get("max_seconds") or 0.0 for v in s.stats.values() if isinstance(v, dict)), default=0.0) for s in specs
-    }
-    longest = {name: seconds for name, seconds in longest.items() if seconds > 30.0}
-    if longest:
-        from .windows import parse
-
-        policy = parse(cfg.long_audio).canonical()
-        shown = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in sorted(longest.items(), key=lambda kv: -kv[1])[:5])
-        print(f"long clips (the catalog's longest): {shown}; window policy {policy} (--long-audio)")
+    policy = parse(cfg.long_audio)
+    in_force = (
+        f"window policy {policy.canonical()} (--long-audio): clips longer than the model's window are embedded window by window"
+        if policy.windowed
+        else "window policy head: each clip is cut at the model's length cap (30 s for most families); "
+        "--long-audio mean embeds all of a longer clip"
+    )
+    for source, long in (
+        ("the catalog's longest", [r for r in rows if r["long_clips"] is None]),
+        ("longest in the local folders", [r for r in rows if r["long_clips"] is not None]),
+    ):
+        long = sorted((r for r in long if r["longest_seconds"] > LONG_CLIP_SECONDS), key=lambda r: -r["longest_seconds"])
+        if long:
+            shown = ", ".join(
+                f"{r['task']} {r['longest_seconds']:.0f} s"
+                + ("" if r["long_clips"] is None else f" ({r['long_clips']} of {r['clips']} clips over {LONG_CLIP_SECONDS:g} s)")
+                for r in long[:5]
+            )
+            more = f" and {len(long) - 5} more" if len(long) > 5 else ""
+            print(f"long clips ({source}): {shown}{more}" + (f"; {in_force}" if in_force else ""))
+            in_force = ""
+    if in_force:
+        print(f"long clips: none over {LONG_CLIP_SECONDS:g} s; {in_force}")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 task', '3 tasks'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def cmd_leaderboard(args) -> int:

@@ -627,10 +627,10 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
     for spec in specs:
         kind = tasktypes.get(spec.type)
         needs = kind.needs(spec)
-        clips, hours = 0, 0.0
+        clips, hours, longest, long_clips = 0, 0.0, 0.0, None
         local = not spec.stats and is_local(spec, ctx)
         if local:
-            clips, hours = local_counts(spec, ctx)
+            clips, hours, longest, long_clips = local_counts(spec, ctx, LONG_CLIP_SECONDS)
         for split in [] if local else kind.splits(spec):
             stats = spec.stats.get(spec.data.split_names.get(split, split)) or spec.stats.get(split) or {}
             counter = getattr(kind, "planned_clips", None)  # a type that embeds only part of a split says how much
@@ -652,9 +652,20 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                     run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg)),
                 ),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
+                # the longest clip in seconds (a local folder's headers, else the catalog's statistics) and,
+                # for a local folder, how many clips are longer than LONG_CLIP_SECONDS
+                "longest_seconds": round(longest or _catalog_longest(spec), 1),
+                "long_clips": long_clips,
             }
         )
     return rows
+
+
+LONG_CLIP_SECONDS = 30.0  # what the dry run calls long: the length cap of most families under the published protocol
+
+
+def _catalog_longest(spec: TaskSpec) -> float:
+    return max((v.get("max_seconds") or 0.0 for v in spec.stats.values() if isinstance(v, dict)), default=0.0)
 
 
 def _plan_status(path: Path, ident: dict) -> bool | str:
@@ -668,9 +679,10 @@ def is_local(spec: TaskSpec, ctx: RunContext) -> bool:
     return spec.data.source in ("audiofolder", "metafolder") or Path(spec.data.location(ctx.variables())).is_dir()
 
 
-def local_counts(spec: TaskSpec, ctx: RunContext) -> tuple[int, float]:
-    """Clips and hours of a local task, read from its files (headers only), after checking that
-    its columns are there: a wrong column or main score fails here, before anything is embedded."""
+def local_counts(spec: TaskSpec, ctx: RunContext, long_seconds: float = LONG_CLIP_SECONDS) -> tuple[int, float, float, int]:
+    """Clips, hours, the longest clip's seconds and the clips longer than long_seconds of a local
+    task, read from its files (headers only), after checking that its columns are there: a wrong
+    column or main score fails here, before anything is embedded."""
     from .audio import AudioRef, clip_seconds
 
     data = load_task(spec, ctx)
@@ -690,7 +702,8 @@ def local_counts(spec: TaskSpec, ctx: RunContext) -> tuple[int, float]:
     for ref in refs.values():
         with contextlib.suppress(MaebError):
             unique.setdefault(ref.key, ref)
-    return len(unique), round(sum(clip_seconds(r) for r in unique.values()) / 3600, 4)
+    seconds = [clip_seconds(r) for r in unique.values()]
+    return len(unique), round(sum(seconds) / 3600, 4), max(seconds, default=0.0), sum(s > long_seconds for s in seconds)
 
 
 def check_columns(spec: TaskSpec, table) -> None:
