@@ -11,6 +11,7 @@ mteb's batches instead and stop with one line naming --call-batch-size."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Iterable, Sequence
@@ -99,6 +100,18 @@ class Embedder:
     def label(self, context: str) -> None:
         """The subset and split now evaluated, for messages and progress."""
         self.context = context
+
+    @contextlib.contextmanager
+    def on_split(self, split: str):
+        """Inside, what is embedded is labelled with `split` (a probe's training clips, drawn while an
+        evaluation split is scored) in progress lines and messages: "Task [train]", not "Task [test]"."""
+        saved = self.context
+        base = saved[: saved.rindex(" [")] if saved.endswith("]") and " [" in saved else saved
+        self.context = f"{base} [{split}]"
+        try:
+            yield
+        finally:
+            self.context = saved
 
     # -- audio ---------------------------------------------------------------------------
     def audio(self, refs: Sequence[AudioRef]) -> tuple[np.ndarray, np.ndarray]:

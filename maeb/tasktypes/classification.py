@@ -170,7 +170,8 @@ def evaluate(data, split, emb, spec, state) -> dict:
             chosen, idxs = undersample(y_train, idxs, p["samples_per_label"], p["seed"])
             draws.append(chosen)
         union = sorted(set().union(*draws))
-        x_union, ok = emb.audio([train[audio][i] for i in union])
+        with emb.on_split(spec.data.train_split):
+            x_union, ok = emb.audio([train[audio][i] for i in union])
         if ok.all():
             break
         bad = {union[j] for j in np.flatnonzero(~ok)}

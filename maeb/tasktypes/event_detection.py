@@ -277,7 +277,8 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     classes = sorted({e[0] for events in train_events for e in events})
     if not classes:
         raise DataError(f"{spec.name}: the {spec.data.train_split} split has no events to train a frame probe on")
-    train_frames = _frames(emb, spec, train)
+    with emb.on_split(spec.data.train_split):
+        train_frames = _frames(emb, spec, train)
     rows = [(f, frame_targets(f[1], ev, classes)) for f, ev in zip(train_frames, train_events) if f is not None]
     if not rows or not sum(len(f[0]) for f, _ in rows):
         raise DataError(f"{spec.name}: the {spec.data.train_split} split gave no frames to train on")
