@@ -189,6 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="md/html/csv: a column per task (plain --per-task), or a table of tasks as rows and models as columns "
         "(json always holds every task's score)",
     )
+    board.add_argument(
+        "--plain",
+        "--protocol-only",
+        action="store_true",
+        help="rank only runs of the plain protocol: leave out mteb's experiments folders (runs with --perturb, "
+        "--long-audio, --resampler, --option ...), which are otherwise rows of their own, 'model [setting]'",
+    )
 
     sel = sub.add_parser("select", help="choose a non-redundant task subset (MAEB's procedure)")
     sel.add_argument("--results", nargs="+", type=Path, required=True)
@@ -376,15 +383,15 @@ def cmd_run(args) -> int:
     else:
         summary = run(meta, specs, cfg)
     share = summary.outside_forward_share()
-    parts = [f"{len(summary.done)} tasks evaluated", f"{len(summary.skipped_existing)} already done"]
+    parts = [f"{_count(len(summary.done), 'task')} evaluated", f"{len(summary.skipped_existing)} already done"]
     if summary.skipped_modality:
         parts.append(f"{len(summary.skipped_modality)} skipped (model lacks a side)")
     s = summary.stats
-    parts.append(f"{s.clips_embedded} clips embedded, {s.clips_cached} from cache")
+    parts.append(f"{_count(s.clips_embedded, 'clip')} embedded, {s.clips_cached} from cache")
     if s.generated or s.generated_cached:
-        parts.append(f"{s.generated} texts generated, {s.generated_cached} from cache")
+        parts.append(f"{_count(s.generated, 'text')} generated, {s.generated_cached} from cache")
     if s.audio_generated or s.audio_generated_cached:
-        parts.append(f"{s.audio_generated} clips generated, {s.audio_generated_cached} found beside the results")
+        parts.append(f"{_count(s.audio_generated, 'clip')} generated, {s.audio_generated_cached} found beside the results")
     if share is not None:
         parts.append(f"{100 * share:.0f}% of embedding time outside the encoder")
     failed = getattr(summary, "failed", {})  # a Ray run goes on past a failed task and lists it
@@ -459,8 +466,9 @@ def print_plan(meta, specs, cfg) -> int:
 
 
 def _count(n: int, noun: str) -> str:
-    """'1 task', '3 tasks'."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    from .report import count
+
+    return count(n, noun)
 
 
 def cmd_leaderboard(args) -> int:
@@ -468,7 +476,7 @@ def cmd_leaderboard(args) -> int:
     from .report import render
 
     pins = dict(p.split("=", 1) for p in args.revision if "=" in p)
-    board, problems = load_board(args.results, args.benchmark, pins, args.tasks)
+    board, problems = load_board(args.results, args.benchmark, pins, args.tasks, plain=args.plain)
     for line in report_lines(problems, board.notes):
         print(line, file=sys.stderr)
     if not board.rows:
@@ -481,7 +489,7 @@ def cmd_leaderboard(args) -> int:
         from .results import write_text_atomic
 
         write_text_atomic(args.out, text)
-        print(f"wrote {args.out} ({len(board.rows)} models, {len(board.tasks)} tasks)", file=sys.stderr)
+        print(f"wrote {args.out} ({_count(len(board.rows), 'model')}, {_count(len(board.tasks), 'task')})", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -670,20 +678,20 @@ def cmd_list(args) -> int:
     elif args.what == "benchmarks":
         for r in rows:
             types = ", ".join(f"{n} {t}" for t, n in sorted(r["types"].items()))
-            print(f"{r['name']}: {r['n_tasks']} tasks ({types})")
+            print(f"{r['name']}: {_count(r['n_tasks'], 'task')} ({types})")
     else:
         counts: dict[str, int] = {}
         for r in rows:
             counts[r["type"]] = counts.get(r["type"], 0) + 1
             print(f"{r['name']}  [{r['type']}, {r['category']}, {r['main_score']}]")
-        print(f"{len(rows)} tasks: " + ", ".join(f"{n} {t}" for t, n in sorted(counts.items())))
+        print(f"{_count(len(rows), 'task')}: " + ", ".join(f"{n} {t}" for t, n in sorted(counts.items())))
     return 0
 
 
 def _published_summary(rows) -> str:
     runnable = sum(r["runnable"] for r in rows)
     return (
-        f"{len(rows)} models with published MAEB results; {runnable} runnable here (their packages are installed; "
+        f"{_count(len(rows), 'model')} with published MAEB results; {runnable} runnable here (their packages are installed; "
         "weights come from the hub, or a local copy given as --option path=...)"
     )
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.stats import rankdata
 
-from .scores import AUDIO_ONLY, Score, TaskInfo  # noqa: F401  (TaskInfo lives beside the reader that fills it)
+from .scores import AUDIO_ONLY, Score, TaskInfo, is_experiment  # noqa: F401  (TaskInfo lives beside the reader that fills it)
 
 if TYPE_CHECKING:
     from .spec import TaskSpec
@@ -223,10 +223,13 @@ def load_board(
     benchmark_name: str | None = None,
     pins: dict[str, str] | None = None,
     tasks: list[str] | None = None,
+    plain: bool = False,
 ) -> tuple[Board, list[str]]:
     """The board of a benchmark (or of every task found, or of a task list) from result folders and
     CSV files, and the lines describing what was left out. Catalog facts (main metric, evaluation
-    splits, type) come first; result files' own records fill in tasks the catalog does not know."""
+    splits, type) come first; result files' own records fill in tasks the catalog does not know.
+    Runs in mteb's experiments folders are rows of their own ("model [setting]", with a note
+    saying so), or with `plain` left out."""
     from . import catalog
     from .errors import MaebError, closest
     from .scores import choose_revisions, read_results
@@ -253,11 +256,23 @@ def load_board(
                 )
     registered = {m.name: m.revision for m in catalog.models().values()}
     scores = choose_revisions(res.scores, pins, registered)
+    experiments = sorted({s.model for s in scores if is_experiment(s.source)})
+    if plain:
+        scores = [s for s in scores if not is_experiment(s.source)]
     present = names or sorted({s.task for s in scores})
     infos = {t: lookup(t) or res.tasks.get(t) or TaskInfo(t) for t in present}
     board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None)
     board.task_filter = list(names) if tasks else None
     board.notes = list(res.notes)
+    if experiments and not plain:
+        board.notes.append(
+            f"{len(experiments)} {'rows are experiments' if len(experiments) != 1 else 'row is an experiment'} (runs under non-default "
+            f"settings, from mteb's experiments folders), ranked beside the plain runs: {', '.join(experiments[:3])}"
+            + (f" and {len(experiments) - 3} more" if len(experiments) > 3 else "")
+            + "; their means are empty where they lack tasks; --plain ranks the plain protocol only"
+        )
+    elif experiments:
+        board.notes.append(f"--plain: {len(experiments)} experiment row{'s' if len(experiments) != 1 else ''} left out")
     return board, res.problems
 
 

@@ -14,9 +14,15 @@ import html
 import io
 import json
 import math
+import re
 
 from . import __version__
 from .leaderboard import Board
+
+
+def count(n: int, noun: str) -> str:
+    """'1 task', '3 tasks': what every count in maeb's output reads like."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _num(value, places: int = 6):
@@ -127,6 +133,21 @@ def _pct(value) -> str:
 LEAK_MARK = "†"  # a dagger: results scored with clips shared by the training and evaluation splits
 
 
+_EXPERIMENT = re.compile(r" \[[^\]]+\]$")  # "model [setting]": a run from mteb's experiments folder
+
+
+def _experiment_note(board: Board) -> str:
+    """What rows named "model [setting]" are, when the board has any; "" otherwise."""
+    rows = [r.model for r in board.rows if _EXPERIMENT.search(r.model)]
+    if not rows:
+        return ""
+    return (
+        f"{count(len(rows), 'row')} named model [setting] {'is an experiment' if len(rows) == 1 else 'are experiments'}: "
+        "runs under non-default settings (perturbation, long audio, resampler, options), ranked beside the plain runs; "
+        "their means are empty where they lack tasks. `maeb leaderboard --plain` ranks the plain protocol only."
+    )
+
+
 def _leak_note(board: Board) -> str:
     """The footnote of LEAK_MARK, naming each model and task it marks; "" when nothing leaks."""
     marked = [f"{r.model} on {t} ({n} clip{'s' if n != 1 else ''})" for r in board.rows for t, n in r.leaks.items()]
@@ -156,13 +177,15 @@ def to_markdown(board: Board, per_task=None) -> str:
         cells += [_pct(r.tasks.get(t)) + (LEAK_MARK if t in r.leaks else "") for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
     title = (
-        f"**{_title(board)}**: {len(board.rows)} models, {len(board.tasks)} tasks; scores in %, empty means = a task is missing."
+        f"**{_title(board)}**: {count(len(board.rows), 'model')}, {count(len(board.tasks), 'task')}; scores in %, "
+        "empty means = a task is missing."
     )
     if board.missing_tasks:
         title += f" No results at all for: {', '.join(board.missing_tasks)}."
     text = title + "\n\n" + "\n".join(lines) + "\n"
-    if _leak_note(board):
-        text += "\n" + _leak_note(board) + "\n"
+    for note in (_experiment_note(board), _leak_note(board)):
+        if note:
+            text += "\n" + note + "\n"
     if orientation == "rows":
         text += "\n" + to_markdown_by_task(board)
     return text
@@ -185,9 +208,20 @@ def _colour(value) -> str:
     return f"hsl({int(10 + 110 * v)}, 65%, {int(85 - 35 * v)}%)"
 
 
+GLYPH_WIDTH = 0.62  # a generous average glyph width of a sans-serif font, in font sizes
+
+
 def _heatmap(board: Board) -> str:
-    cell_w, cell_h, left, top = 96, 22, 260, 110
-    width, height = left + cell_w * len(board.types) + 10, top + cell_h * len(board.rows) + 10
+    """Models x task types; the margins are sized from the labels' text (column headers rotated by
+    30 degrees, model names right-aligned), so no label runs off the picture."""
+    cell_w, cell_h, font = 96, 22, 11
+    slope = math.radians(30)
+    header = [len(t) * GLYPH_WIDTH * font for t in board.types]
+    left = max(260, int(max((len(r.model) for r in board.rows), default=0) * GLYPH_WIDTH * font) + 16)
+    top = max(110, int(max(header, default=0) * math.sin(slope) + font + 16))
+    reach = max((left + j * cell_w + cell_w / 2 + w * math.cos(slope) for j, w in enumerate(header)), default=0)
+    width = int(max(left + cell_w * len(board.types), reach) + 10)
+    height = top + cell_h * len(board.rows) + 10
     parts = [
         f'<svg id="heatmap" class="heatmap" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" aria-label="models by task type">'
     ]
@@ -347,10 +381,11 @@ td:nth-child(2), th:nth-child(2) {{ text-align: left; white-space: nowrap; }}
 </style></head>
 <body>
 <h1>{title}</h1>
-<p>{len(board.rows)} models, {len(board.tasks)} tasks. Scores in %; Borda rank as in mteb; an empty mean means a task is missing.
+<p>{count(len(board.rows), "model")}, {count(len(board.tasks), "task")}. Scores in %; Borda rank as in mteb; an empty mean means a task is missing.
 Click a column to sort.</p>
 <table id="leaderboard"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in head)}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
+{f'<p id="experiments">{html.escape(_experiment_note(board))}</p>' if _experiment_note(board) else ""}
 {f'<p id="leaks">{html.escape(_leak_note(board))}</p>' if _leak_note(board) else ""}
 {tasks_table}
 <h2>Task types</h2>

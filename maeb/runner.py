@@ -86,6 +86,13 @@ class TaskResult:
         return self.payload.get("maeb", {})
 
     @property
+    def parameters(self) -> dict:
+        """The task type's parameters as the run used them, under today's names (a result written
+        before clustering's n_clusters became n_bootstrap reads the same)."""
+        raw = self.info.get("parameters") or {}
+        return shown_parameters((self.info.get("task") or {}).get("type") or self.info.get("task_type") or "", raw)
+
+    @property
     def warnings(self) -> list[str]:
         """What the run warned about this task's data (clips shared by the training and evaluation
         splits, classes too small for the probe, ...), as the log said it; [] when nothing."""
@@ -393,7 +400,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 **({"perturbation": chain.describe()} if chain else {}),
                 **({"precision": cfg.precision} if cfg.precision else {}),
                 "main_score_scale": getattr(tasktypes.get(spec.type), "SCORE_SCALE", 1.0),
-                "parameters": spec.protocol,
+                "parameters": shown_parameters(spec.type, spec.protocol),
                 "transforms": spec.transforms,
                 "derive": spec.derive,
                 "spec_file": _shown_path(spec.source_file),
@@ -536,6 +543,18 @@ def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, pro
         perturbation=_perturbation(cfg),
         window=_window(cfg),
     )
+
+
+def shown_parameters(kind: str, protocol: dict) -> dict:
+    """A task's parameters under the names the docs give them (clustering's n_bootstrap, which the
+    parsed protocol and the run identity keep under mteb's n_clusters, so old identities hold).
+    A type's ALIASES map old names to today's; maeb or mteb type names are accepted."""
+    try:
+        module = tasktypes.get(tasktypes.from_mteb(kind))
+    except (MaebError, KeyError):
+        return dict(protocol)
+    aliases = getattr(module, "ALIASES", {})
+    return {aliases.get(k, k): v for k, v in protocol.items()}
 
 
 def task_record(spec: TaskSpec) -> dict:

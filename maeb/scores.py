@@ -256,6 +256,11 @@ def _model_name(folder: Path) -> str:
     return folder.parent.name.replace("__", "/", 1)
 
 
+def is_experiment(source: str) -> bool:
+    """Whether a score's file lies in mteb's experiments folder ({model}/{revision}/experiments/{name}/)."""
+    return Path(source).parent.parent.name == "experiments"
+
+
 def model_and_revision(path: Path) -> tuple[str, str]:
     """Model and revision of a result file in mteb's layout. A run with non-default settings lies
     in mteb's experiments folder ({model}/{revision}/experiments/{name}/) and is its own row,
