@@ -185,7 +185,7 @@ class Embedder:
             batches = plan_batches(lengths, size, self.encoder.batching, budget, self._floor())
         bar = self.ctx.progress.bar(sum(len(b) for b in batches), f"{what} {self.context}".strip())
         try:
-            for batch, clips in decoded_batches(refs, batches, policy, self.workers):
+            for batch, clips in decoded_batches(refs, batches, policy, self.workers, times=self.record.pipeline):
                 good = []
                 for i, clip in zip(batch, clips):
                     if isinstance(clip, AudioError):

@@ -37,7 +37,7 @@ from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 from .results import read_result, result_path, task_result, write_json_atomic, write_model_meta, write_text_atomic
 from .spec import TaskSpec
-from .taskrecord import EmbedStats
+from .taskrecord import EmbedStats, outside_encoder_note
 
 
 @dataclass
@@ -360,6 +360,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
         write_model_meta(root, meta, options, experiment)
     pending = _fitting(meta, encoder, pending, ctx, cfg.strict_modalities, summary, log)
     done: dict[str, TaskResult] = {}
+    told_outside = False
     try:
         for spec, path, ident in pending:
             emb.begin_task(spec.name)
@@ -382,6 +383,12 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                     f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 for the traceback)"
                 ) from exc
             scores, seconds = outcome.scores, outcome.seconds
+            embedding = {**emb.stats.as_dict(), "pipeline": emb.record.pipeline.as_dict()}
+            note = None if told_outside else outside_encoder_note(emb.stats, embedding["pipeline"])
+            if note:  # once per run: the reason is the run's, not the task's
+                told_outside = True
+                embedding["outside_encoder"] = note
+                log(f"{spec.name}: {note}")
             failed = sum(int(e.get("judge_failed", 0) or 0) for entries in scores.values() for e in entries)
             info = {
                 "protocol": protocol.describe(emb.policy.resampler if emb.policy else None),
@@ -404,7 +411,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 "transforms": spec.transforms,
                 "derive": spec.derive,
                 "spec_file": _shown_path(spec.source_file),
-                "embedding": emb.stats.as_dict(),
+                "embedding": embedding,
                 "fingerprints": emb.fingerprints(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
