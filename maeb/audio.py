@@ -8,6 +8,8 @@ import io
 import os
 import re
 import struct
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -229,19 +231,65 @@ def clip_seconds(ref: AudioRef) -> float:
     return info.frames / info.samplerate if info.samplerate else 0.0
 
 
-def load(ref: AudioRef, policy: LengthPolicy) -> np.ndarray:
+class PipelineTimes:
+    """Seconds the decoding threads spent decoding, and resampling per rate pair, with clip counts
+    (what tells why a run spends its time outside the encoder); safe to share between threads."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.decode = [0.0, 0]
+        self.resample: dict[tuple[int, int, str], list] = {}
+
+    def add_decode(self, seconds: float) -> None:
+        with self._lock:
+            self.decode[0] += seconds
+            self.decode[1] += 1
+
+    def add_resample(self, rate: int, target: int, method: str, seconds: float) -> None:
+        with self._lock:
+            entry = self.resample.setdefault((rate, target, method), [0.0, 0])
+            entry[0] += seconds
+            entry[1] += 1
+
+    def as_dict(self) -> dict:
+        with self._lock:
+            pairs = sorted(self.resample.items(), key=lambda kv: -kv[1][0])
+            return {
+                "decode_seconds": round(self.decode[0], 3),
+                "decoded_clips": self.decode[1],
+                "resample_seconds": round(sum(v[0] for _, v in pairs), 3),
+                "resample": [
+                    {"from_hz": r, "to_hz": t, "resampler": m, "seconds": round(v[0], 3), "clips": v[1]} for (r, t, m), v in pairs
+                ],
+            }
+
+
+def _resample_timed(samples, rate, target, method, times: PipelineTimes | None) -> np.ndarray:
+    if times is None:
+        return resample(samples, rate, target, method)
+    started = time.perf_counter()
+    out = resample(samples, rate, target, method)
+    times.add_resample(rate, target, method, time.perf_counter() - started)
+    return out
+
+
+def load(ref: AudioRef, policy: LengthPolicy, times: PipelineTimes | None = None) -> np.ndarray:
     """Bytes to the exact array the encoder receives: mono, resampled once, cut to the policy.
     Under a head cut only the head of the file is decoded (a two-hour recording costs its first
-    seconds, not its whole length)."""
+    seconds, not its whole length). times, if given, collects the seconds spent decoding and
+    resampling."""
     head = None
     if policy.max_seconds is not None and policy.keep == "head":
         head = (ref.start or 0.0) + policy.max_seconds
+    started = time.perf_counter()
     with ref.open() as handle:
         samples, rate = decode_from(handle, ref.name, head)
+    if times is not None:
+        times.add_decode(time.perf_counter() - started)
     if ref.decode_rate and ref.decode_rate != rate:
         # mteb's datasets resample to the declared rate while decoding (FFmpeg's resampler there,
         # the protocol's here), then mteb resamples again to the model's rate
-        samples, rate = resample(samples, rate, ref.decode_rate, policy.resampler), ref.decode_rate
+        samples, rate = _resample_timed(samples, rate, ref.decode_rate, policy.resampler, times), ref.decode_rate
     if ref.start is not None or ref.end is not None:
         lo = int((ref.start or 0.0) * rate)
         hi = len(samples) if ref.end is None else int(ref.end * rate)
@@ -254,7 +302,7 @@ def load(ref: AudioRef, policy: LengthPolicy) -> np.ndarray:
         margin = 8 * int(np.ceil(max(1.0, rate / policy.sample_rate))) + 8
         samples = samples[: int(np.ceil(policy.max_seconds * rate)) + margin]
     if rate != policy.sample_rate:
-        samples = resample(samples, rate, policy.sample_rate, policy.resampler)
+        samples = _resample_timed(samples, rate, policy.sample_rate, policy.resampler, times)
     perturb = getattr(ref, "perturb", None)  # a maeb.perturbed.PerturbedRef; plain refs have none
     if perturb is not None:
         samples = perturb(samples, policy.sample_rate)
@@ -325,11 +373,13 @@ def default_workers() -> int:
     return max(1, min(4, (os.cpu_count() or 2)))
 
 
-def _load_batch(refs: Sequence[AudioRef], policy: LengthPolicy) -> list[np.ndarray | AudioError]:
+def _load_batch(
+    refs: Sequence[AudioRef], policy: LengthPolicy, times: PipelineTimes | None = None
+) -> list[np.ndarray | AudioError]:
     out: list[np.ndarray | AudioError] = []
     for ref in refs:
         try:
-            out.append(load(ref, policy))
+            out.append(load(ref, policy, times))
         except AudioError as exc:
             out.append(exc)
     return out
@@ -341,9 +391,11 @@ def decoded_batches(
     policy: LengthPolicy,
     workers: int | None = None,
     prefetch: int | None = None,
+    times: PipelineTimes | None = None,
 ) -> Iterator[tuple[Sequence[int], list[np.ndarray | AudioError]]]:
     """Yield (batch indices, decoded clips or the error for each clip) in batch order while
-    background threads decode the next batches, so the encoder does not wait on I/O."""
+    background threads decode the next batches, so the encoder does not wait on I/O; times, if
+    given, collects what the threads spent decoding and resampling."""
     workers = workers or default_workers()
     prefetch = prefetch or 2 * workers
     pending: deque = deque()
@@ -353,7 +405,7 @@ def decoded_batches(
         def submit_next() -> None:
             batch = next(upcoming, None)
             if batch is not None:
-                pending.append((batch, pool.submit(_load_batch, [refs[i] for i in batch], policy)))
+                pending.append((batch, pool.submit(_load_batch, [refs[i] for i in batch], policy, times)))
 
         for _ in range(prefetch):
             submit_next()

@@ -208,6 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="md/html/csv: a column per task (plain --per-task), or a table of tasks as rows and models as columns "
         "(json always holds every task's score)",
     )
+    board.add_argument(
+        "--plain",
+        "--protocol-only",
+        action="store_true",
+        help="rank only runs of the plain protocol: leave out mteb's experiments folders (runs with --perturb, "
+        "--long-audio, --resampler, --option ...), which are otherwise rows of their own, 'model [setting]'",
+    )
 
     sel = sub.add_parser("select", help="choose a non-redundant task subset (MAEB's procedure)")
     sel.add_argument("--results", nargs="+", type=Path, required=True)
@@ -350,10 +357,10 @@ def cmd_run(args) -> int:
     from_benchmarks = select_tasks(benches, types=args.task_types, languages=args.languages, eval_splits=args.eval_splits)
     if (args.tasks or benches) and not (named or from_benchmarks):
         raise MaebError("no task is left after --task-types/--languages")
-    if not args.dry_run:
-        from .runner import require_sides
+    from .runner import require_sides
 
-        require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
+    # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
+    require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
     specs = list({s.name: s for s in named + from_benchmarks}.values())
     cfg = RunConfig(
         output_dir=args.output_dir,
@@ -400,15 +407,15 @@ def cmd_run(args) -> int:
     else:
         summary = run(meta, specs, cfg)
     share = summary.outside_forward_share()
-    parts = [f"{len(summary.done)} tasks evaluated", f"{len(summary.skipped_existing)} already done"]
+    parts = [f"{_count(len(summary.done), 'task')} evaluated", f"{len(summary.skipped_existing)} already done"]
     if summary.skipped_modality:
         parts.append(f"{len(summary.skipped_modality)} skipped (model lacks a side)")
     s = summary.stats
-    parts.append(f"{s.clips_embedded} clips embedded, {s.clips_cached} from cache")
+    parts.append(f"{_count(s.clips_embedded, 'clip')} embedded, {s.clips_cached} from cache")
     if s.generated or s.generated_cached:
-        parts.append(f"{s.generated} texts generated, {s.generated_cached} from cache")
+        parts.append(f"{_count(s.generated, 'text')} generated, {s.generated_cached} from cache")
     if s.audio_generated or s.audio_generated_cached:
-        parts.append(f"{s.audio_generated} clips generated, {s.audio_generated_cached} found beside the results")
+        parts.append(f"{_count(s.audio_generated, 'clip')} generated, {s.audio_generated_cached} found beside the results")
     if share is not None:
         parts.append(f"{100 * share:.0f}% of embedding time outside the encoder")
     if summary.failed:
@@ -448,23 +455,45 @@ def print_plan(meta, specs, cfg) -> int:
         print(
             f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.2f}  {r['cached_clips']:8}  {status}"
         )
+    from .runner import LONG_CLIP_SECONDS
+    from .windows import parse
+
     todo = [r for r in rows if r["done"] is not True and not r["skip"]]
     print(
-        f"total: {len(rows)} tasks, {len(todo)} to run, {sum(r['clips'] for r in todo)} clips "
+        f"total: {_count(len(rows), 'task')}, {len(todo)} to run, {_count(sum(r['clips'] for r in todo), 'clip')} "
         f"({sum(r['hours'] for r in todo):.2f} h of audio) to embed at most, "
-        f"{sum(r['cached_clips'] for r in rows)} clips already cached for {meta.name}"
+        f"{_count(sum(r['cached_clips'] for r in rows), 'clip')} already cached for {meta.name}"
     )
-    longest = {
-        s.name: max((v.get("max_seconds") or 0.0 for v in s.stats.values() if isinstance(v, dict)), default=0.0) for s in specs
-    }
-    longest = {name: seconds for name, seconds in longest.items() if seconds > 30.0}
-    if longest:
-        from .windows import parse
-
-        policy = parse(cfg.long_audio).canonical()
-        shown = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in sorted(longest.items(), key=lambda kv: -kv[1])[:5])
-        print(f"long clips (the catalog's longest): {shown}; window policy {policy} (--long-audio)")
+    policy = parse(cfg.long_audio)
+    in_force = (
+        f"window policy {policy.canonical()} (--long-audio): clips longer than the model's window are embedded window by window"
+        if policy.windowed
+        else "window policy head: each clip is cut at the model's length cap (30 s for most families); "
+        "--long-audio mean embeds all of a longer clip"
+    )
+    for source, long in (
+        ("the catalog's longest", [r for r in rows if r["long_clips"] is None]),
+        ("longest in the local folders", [r for r in rows if r["long_clips"] is not None]),
+    ):
+        long = sorted((r for r in long if r["longest_seconds"] > LONG_CLIP_SECONDS), key=lambda r: -r["longest_seconds"])
+        if long:
+            shown = ", ".join(
+                f"{r['task']} {r['longest_seconds']:.0f} s"
+                + ("" if r["long_clips"] is None else f" ({r['long_clips']} of {r['clips']} clips over {LONG_CLIP_SECONDS:g} s)")
+                for r in long[:5]
+            )
+            more = f" and {len(long) - 5} more" if len(long) > 5 else ""
+            print(f"long clips ({source}): {shown}{more}" + (f"; {in_force}" if in_force else ""))
+            in_force = ""
+    if in_force:
+        print(f"long clips: none over {LONG_CLIP_SECONDS:g} s; {in_force}")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    from .report import count
+
+    return count(n, noun)
 
 
 def cmd_leaderboard(args) -> int:
@@ -472,7 +501,7 @@ def cmd_leaderboard(args) -> int:
     from .report import render
 
     pins = dict(p.split("=", 1) for p in args.revision if "=" in p)
-    board, problems = load_board(args.results, args.benchmark, pins, args.tasks)
+    board, problems = load_board(args.results, args.benchmark, pins, args.tasks, plain=args.plain)
     for line in report_lines(problems, board.notes):
         print(line, file=sys.stderr)
     if not board.rows:
@@ -491,7 +520,7 @@ def cmd_leaderboard(args) -> int:
         from .results import write_text_atomic
 
         write_text_atomic(args.out, text)
-        print(f"wrote {args.out} ({len(board.rows)} models, {len(board.tasks)} tasks)", file=sys.stderr)
+        print(f"wrote {args.out} ({_count(len(board.rows), 'model')}, {_count(len(board.tasks), 'task')})", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -680,20 +709,20 @@ def cmd_list(args) -> int:
     elif args.what == "benchmarks":
         for r in rows:
             types = ", ".join(f"{n} {t}" for t, n in sorted(r["types"].items()))
-            print(f"{r['name']}: {r['n_tasks']} tasks ({types})")
+            print(f"{r['name']}: {_count(r['n_tasks'], 'task')} ({types})")
     else:
         counts: dict[str, int] = {}
         for r in rows:
             counts[r["type"]] = counts.get(r["type"], 0) + 1
             print(f"{r['name']}  [{r['type']}, {r['category']}, {r['main_score']}]")
-        print(f"{len(rows)} tasks: " + ", ".join(f"{n} {t}" for t, n in sorted(counts.items())))
+        print(f"{_count(len(rows), 'task')}: " + ", ".join(f"{n} {t}" for t, n in sorted(counts.items())))
     return 0
 
 
 def _published_summary(rows) -> str:
     runnable = sum(r["runnable"] for r in rows)
     return (
-        f"{len(rows)} models with published MAEB results; {runnable} runnable here (their packages are installed; "
+        f"{_count(len(rows), 'model')} with published MAEB results; {runnable} runnable here (their packages are installed; "
         "weights come from the hub, or a local copy given as --option path=...)"
     )
 

@@ -21,7 +21,8 @@ class StderrHandler(logging.Handler):
         import sys
 
         try:
-            print(self.format(record), file=sys.stderr, flush=True)
+            prefix = "warning: " if record.levelno >= logging.WARNING else ""
+            print(prefix + self.format(record), file=sys.stderr, flush=True)
         except Exception:
             self.handleError(record)
 

@@ -37,6 +37,7 @@ import numpy as np
 from scipy.stats import pearsonr, rankdata, spearmanr
 
 from .errors import DataError, MaebError
+from .report import count
 
 PAPER_TASK_COUNT = 26
 PRESET_NOTES = {
@@ -270,8 +271,8 @@ def _ci(interval: dict) -> str:
 
 def to_text(c: Correlation) -> str:
     lines = [
-        f"Per-model mean on {len(c.tasks)} tasks vs {c.score_column!r} of {c.external}: "
-        f"{len(c.models)} models, {len(c.tasks)} tasks; {c.bootstrap} bootstrap resamples (seed {c.seed}), 95% percentile intervals",
+        f"Per-model mean on {count(len(c.tasks), 'task')} vs {c.score_column!r} of {c.external}: "
+        f"{count(len(c.models), 'model')}, {count(len(c.tasks), 'task')}; {c.bootstrap} bootstrap resamples (seed {c.seed}), 95% percentile intervals",
     ]
     if c.note:
         lines.append(c.note)
@@ -327,7 +328,7 @@ def scatter_svg(c: Correlation, width: int = 640, height: int = 440) -> str:
         out.append(f'<text x="{left - 6}" y="{py(v) + 3:.1f}" text-anchor="end" font-size="10">{v:.3g}</text>')
     out.append(
         f'<text x="{(left + width - right) / 2}" y="{height - 12}" text-anchor="middle" font-size="12">'
-        f"mean main score over {len(c.tasks)} tasks (%)</text>"
+        f"mean main score over {count(len(c.tasks), 'task')} (%)</text>"
     )
     out.append(
         f'<text x="14" y="{(top + height - bottom) / 2}" transform="rotate(-90 14 {(top + height - bottom) / 2})" '
@@ -357,7 +358,7 @@ def scatter_svg(c: Correlation, width: int = 640, height: int = 440) -> str:
 
 def to_html(c: Correlation) -> str:
     """A page in the style of the leaderboard's (maeb.report): no script, nothing fetched."""
-    title = f"Per-model mean on {len(c.tasks)} tasks vs {html.escape(c.score_column)}"
+    title = f"Per-model mean on {count(len(c.tasks), 'task')} vs {html.escape(c.score_column)}"
     stats = "".join(
         f"<tr><td>{LABELS[k]}</td><td>{c.stats[k]:.3f}</td><td>{_ci(c.intervals['tasks'][k])}</td>"
         f"<td>{_ci(c.intervals['models'][k])}</td></tr>"
@@ -387,7 +388,7 @@ td:first-child, th:first-child {{ text-align: left; white-space: nowrap; }}
 </style></head>
 <body>
 <h1>{title}</h1>
-<p>{len(c.models)} models, {len(c.tasks)} tasks; external scores: column {html.escape(c.score_column)} of
+<p>{count(len(c.models), "model")}, {count(len(c.tasks), "task")}; external scores: column {html.escape(c.score_column)} of
 {html.escape(c.external)}. {c.bootstrap} bootstrap resamples (seed {c.seed}), 95% percentile intervals.</p>
 {note}
 <table id="stats"><thead><tr><th>statistic</th><th>value</th><th>95% CI over tasks</th><th>95% CI over models</th></tr></thead>

@@ -59,7 +59,9 @@ DATA_MEANINGS = {
     "label_column": "column holding the labels",
     "text_column": "column holding texts (text retrieval, derive rows)",
     "split_by": "audiofolder: rows to splits by a column's values ({column, SPLIT = [values], rest = SPLIT}), "
-    "or by a column of split names ({column})",
+    "by a column of split names ({column}), or at random ({random = 0.2, seed = 0}: per label, that share of the "
+    "clips, chosen by a seeded hash of their file names, to the eval split, the rest to train_split); unset: "
+    "every row goes to the one split the task reads",
     "label_separator": "split string labels on this separator into label lists (multilabel)",
     "layout": "table (one table per split) or retrieval (corpus / queries / qrels / top_ranked configs)",
     "config": "hub config to read when it is not the subset's name",

@@ -11,6 +11,7 @@ mteb's batches instead and stop with one line naming --call-batch-size."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Iterable, Sequence
@@ -89,9 +90,28 @@ class Embedder:
     def log(self, message: str) -> None:
         self.ctx.log(message)
 
+    def warn(self, message: str) -> None:
+        """A notice that bears on the task's score: logged at WARNING (a notebook shows it without
+        any logging set up) and kept in the task's result (maeb.data.warnings); once per message."""
+        if message not in self.record.warnings:
+            self.record.warnings.append(message)
+            self.ctx.logger.warning(message)
+
     def label(self, context: str) -> None:
         """The subset and split now evaluated, for messages and progress."""
         self.context = context
+
+    @contextlib.contextmanager
+    def on_split(self, split: str):
+        """Inside, what is embedded is labelled with `split` (a probe's training clips, drawn while an
+        evaluation split is scored) in progress lines and messages: "Task [train]", not "Task [test]"."""
+        saved = self.context
+        base = saved[: saved.rindex(" [")] if saved.endswith("]") and " [" in saved else saved
+        self.context = f"{base} [{split}]"
+        try:
+            yield
+        finally:
+            self.context = saved
 
     # -- audio ---------------------------------------------------------------------------
     def audio(self, refs: Sequence[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
@@ -165,7 +185,7 @@ class Embedder:
             batches = plan_batches(lengths, size, self.encoder.batching, budget, self._floor())
         bar = self.ctx.progress.bar(sum(len(b) for b in batches), f"{what} {self.context}".strip())
         try:
-            for batch, clips in decoded_batches(refs, batches, policy, self.workers):
+            for batch, clips in decoded_batches(refs, batches, policy, self.workers, times=self.record.pipeline):
                 good = []
                 for i, clip in zip(batch, clips):
                     if isinstance(clip, AudioError):

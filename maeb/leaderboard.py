@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.stats import rankdata
 
-from .scores import AUDIO_ONLY, Score, TaskInfo  # noqa: F401  (TaskInfo lives beside the reader that fills it)
+from .scores import AUDIO_ONLY, Score, TaskInfo, is_experiment  # noqa: F401  (TaskInfo lives beside the reader that fills it)
 
 if TYPE_CHECKING:
     from .spec import TaskSpec
@@ -85,6 +85,7 @@ class Row:
     groups: dict[str, float | None] = field(default_factory=dict)  # audio-only / cross-modal
     domains: dict[str, float | None] = field(default_factory=dict)
     tasks: dict[str, float | None] = field(default_factory=dict)
+    leaks: dict[str, int] = field(default_factory=dict)  # task -> clips shared by its training and evaluation splits
 
 
 @dataclass
@@ -122,6 +123,7 @@ def aggregate(
     wanted = None if tasks is None else set(tasks)
     values: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)
     revisions: dict[str, set[str]] = defaultdict(set)
+    leaks: dict[tuple[str, str], int] = {}
     for s in scores:
         if wanted is not None and s.task not in wanted:
             continue
@@ -129,6 +131,8 @@ def aggregate(
             continue
         values[(s.model, s.task)][(s.split, s.subset)] = s.value
         revisions[s.model].add(s.revision)
+        if s.shared_clips:
+            leaks[(s.model, s.task)] = max(leaks.get((s.model, s.task), 0), s.shared_clips)
     present = sorted({task for _, task in values}, key=lambda t: (tasks.index(t) if tasks and t in tasks else 0, t))
     seen_subsets: dict[str, set] = defaultdict(set)
     seen_splits: dict[str, set] = defaultdict(set)
@@ -159,6 +163,7 @@ def aggregate(
     for model in models:
         per_task = {t: complete[model].get(t) for t in present}
         row = Row(model, sorted(revisions[model]), points=points[model], tasks=per_task)
+        row.leaks = {t: leaks[(model, t)] for t in present if (model, t) in leaks}
         row.n_tasks = sum(v is not None for v in per_task.values())
         row.mean_task = _mean_or_none(list(per_task.values()))
         by_type = defaultdict(list)
@@ -231,10 +236,13 @@ def load_board(
     benchmark_name: str | None = None,
     pins: dict[str, str] | None = None,
     tasks: list[str] | None = None,
+    plain: bool = False,
 ) -> tuple[Board, list[str]]:
     """The board of a benchmark (or of every task found, or of a task list) from result folders and
     CSV files, and the lines describing what was left out. Catalog facts (main metric, evaluation
-    splits, type) come first; result files' own records fill in tasks the catalog does not know."""
+    splits, type) come first; result files' own records fill in tasks the catalog does not know.
+    Runs in mteb's experiments folders are rows of their own ("model [setting]", with a note
+    saying so), or with `plain` left out."""
     from . import catalog
     from .errors import MaebError, closest
     from .scores import choose_revisions, read_results
@@ -261,11 +269,23 @@ def load_board(
                 )
     registered = {m.name: m.revision for m in catalog.models().values()}
     scores = choose_revisions(res.scores, pins, registered)
+    experiments = sorted({s.model for s in scores if is_experiment(s.source)})
+    if plain:
+        scores = [s for s in scores if not is_experiment(s.source)]
     present = names or sorted({s.task for s in scores})
     infos = {t: lookup(t) or res.tasks.get(t) or TaskInfo(t) for t in present}
     board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None)
     board.task_filter = list(names) if tasks else None
     board.notes = list(res.notes) + board.notes
+    if experiments and not plain:
+        board.notes.append(
+            f"{len(experiments)} {'rows are experiments' if len(experiments) != 1 else 'row is an experiment'} (runs under non-default "
+            f"settings, from mteb's experiments folders), ranked beside the plain runs: {', '.join(experiments[:3])}"
+            + (f" and {len(experiments) - 3} more" if len(experiments) > 3 else "")
+            + "; their means are empty where they lack tasks; --plain ranks the plain protocol only"
+        )
+    elif experiments:
+        board.notes.append(f"--plain: {len(experiments)} experiment row{'s' if len(experiments) != 1 else ''} left out")
     return board, res.problems
 
 

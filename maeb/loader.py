@@ -26,33 +26,89 @@ from .tasktypes import get as get_type
 from .transforms import apply_all
 
 
-def split_rows(table: Table, split_by: dict | None, wanted: list[str], where: str) -> dict[str, Table]:
+def split_rows(
+    table: Table, split_by: dict | None, wanted: list[str], where: str, spec: TaskSpec | None = None
+) -> dict[str, Table]:
     """Assign an audio folder's rows to splits: by a column of split names, by value lists of a
-    column (the rest to `rest`), or all rows to the one split a task reads."""
+    column (the rest to `rest`), by a seeded random share (random_split), or, without a rule,
+    every row to the one split the task reads."""
     if split_by is None:
         if len(wanted) > 1:
             raise DataError(
-                f"{where}: the task reads splits {wanted} but the folder has no split rule; "
-                "add [data.split_by] or use cross-validation on one split"
+                f"{where}: the task reads splits {wanted} but the folder has no split rule; add [data.split_by] "
+                "(a column of split names, value lists of a column, or random = 0.2) or use cross-validation on one split"
             )
         return {wanted[0]: table}
-    column = split_by.get("column")
-    if column is None:
-        raise DataError(f"{where}: [data.split_by] needs 'column'")
-    table.require([column], "data.split_by")
-    lists = {k: {str(v) for v in vals} for k, vals in split_by.items() if k not in ("column", "rest")}
-    values = [str(v) for v in table[column]]
-    if not lists:
-        assignment = values
+    if "random" in split_by:
+        assignment = random_split(table, split_by, where, spec)
+        column = "random"
     else:
-        rest = split_by.get("rest")
-        assignment = [next((s for s, vals in lists.items() if v in vals), rest) for v in values]
+        column = split_by.get("column")
+        if column is None:
+            raise DataError(f"{where}: [data.split_by] needs 'column' (or random = SHARE for a seeded random split)")
+        table.require([column], "data.split_by")
+        lists = {k: {str(v) for v in vals} for k, vals in split_by.items() if k not in ("column", "rest")}
+        values = [str(v) for v in table[column]]
+        if not lists:
+            assignment = values
+        else:
+            rest = split_by.get("rest")
+            assignment = [next((s for s, vals in lists.items() if v in vals), rest) for v in values]
     out = {}
     for split in wanted:
         rows = [i for i, s in enumerate(assignment) if s == split]
         if not rows:
-            raise DataError(f"{where}: no rows fall in split {split!r} (split_by column {column!r})")
+            rule = "split_by random" if column == "random" else f"split_by column {column!r}"
+            raise DataError(f"{where}: no rows fall in split {split!r} ({rule})")
         out[split] = table.select(rows)
+    return out
+
+
+RANDOM_KEYS = ("random", "seed")
+
+
+def random_split(table: Table, split_by: dict, where: str, spec: TaskSpec | None) -> list[str]:
+    """split_by = {random = SHARE, seed = 0}: the split of each row. Within each label (the task's
+    label column, when it has single labels; else all rows as one group) the rows are ordered by
+    blake2b(seed, clip name), and the first floor(SHARE * n + 0.5) of a label's n rows go to the
+    task's evaluation split, the rest to data.train_split (a label with one clip stays in training,
+    and with two or more keeps at least one there). The clip name is the file name the folder
+    lists, so the assignment does not depend on the order of the rows, only on the names, the
+    labels, SHARE and the seed."""
+    import hashlib
+    import math
+
+    unknown = sorted(set(split_by) - set(RANDOM_KEYS))
+    if unknown:
+        raise DataError(f"{where}: [data.split_by] random takes only {', '.join(RANDOM_KEYS)}; remove {', '.join(unknown)}")
+    share, seed = split_by["random"], split_by.get("seed", 0)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise DataError(f"{where}: split_by random = {share!r}: give the evaluation split's share, a number between 0 and 1")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise DataError(f"{where}: split_by seed = {seed!r}: give a non-negative integer")
+    d = spec.data if spec is not None else DataSpec(source="audiofolder", path="")
+    if len(d.eval_splits) != 1 or d.eval_splits[0] == d.train_split:
+        raise DataError(
+            f"{where}: split_by random makes one evaluation split and a training split; the task has eval_splits "
+            f"{d.eval_splits} and train_split {d.train_split!r}"
+        )
+    audio = next((c for c in d.audio_columns if c in table), None)
+    table.require([audio or d.audio_column], "data.audio_column")
+    names = [getattr(ref, "name", str(ref)) for ref in table[audio]]
+    label_column = (spec.derive or {}).get("label_column", d.label_column) if spec is not None else d.label_column
+    labels = table[label_column] if label_column in table else [None] * len(table)
+    if any(isinstance(v, (list, tuple)) for v in labels):
+        labels = [None] * len(table)  # label sets (multilabel): one group
+    groups: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        groups.setdefault(str(label), []).append(i)
+    out = [d.train_split] * len(table)
+    for rows in groups.values():
+        rank = sorted(rows, key=lambda i: (hashlib.blake2b(f"{seed}\0{names[i]}".encode(), digest_size=8).digest(), i))
+        n = len(rows)
+        held = 0 if n < 2 else min(n - 1, math.floor(share * n + 0.5))
+        for i in rank[:held]:
+            out[i] = d.eval_splits[0]
     return out
 
 
@@ -179,7 +235,7 @@ def load_task(spec: TaskSpec, ctx: RunContext | None = None) -> dict[str, dict[s
             else:
                 root = src.location if d.source == "metafolder" else hub_snapshot(src.location, d.revision, snapshot_patterns(d))
                 table = load_metafolder(root, d.meta_file, d.audio_template, d.audio_column)
-            tables = split_rows(table, d.split_by, wanted, where)
+            tables = split_rows(table, d.split_by, wanted, where, spec)
         elif d.layout == "retrieval":
             out[subset] = {split: load_hub_retrieval(spec, src, subset, split) for split in wanted}
             continue

@@ -14,9 +14,15 @@ import html
 import io
 import json
 import math
+import re
 
 from . import __version__
 from .leaderboard import Board
+
+
+def count(n: int, noun: str) -> str:
+    """'1 task', '3 tasks': what every count in maeb's output reads like."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _num(value, places: int = 6):
@@ -113,6 +119,7 @@ def to_json(board: Board) -> dict:
                 "groups": {k: (None if v is None else _num(v)) for k, v in r.groups.items()},
                 "domains": {k: (None if v is None else _num(v)) for k, v in r.domains.items()},
                 "scores": {k: (None if v is None else _num(v)) for k, v in r.tasks.items()},
+                "train_eval_shared_clips": dict(r.leaks),
             }
             for r in board.rows
         ],
@@ -121,6 +128,35 @@ def to_json(board: Board) -> dict:
 
 def _pct(value) -> str:
     return "" if value is None else f"{100 * value:.1f}"
+
+
+LEAK_MARK = "†"  # a dagger: results scored with clips shared by the training and evaluation splits
+
+
+_EXPERIMENT = re.compile(r" \[[^\]]+\]$")  # "model [setting]": a run from mteb's experiments folder
+
+
+def _experiment_note(board: Board) -> str:
+    """What rows named "model [setting]" are, when the board has any; "" otherwise."""
+    rows = [r.model for r in board.rows if _EXPERIMENT.search(r.model)]
+    if not rows:
+        return ""
+    return (
+        f"{count(len(rows), 'row')} named model [setting] {'is an experiment' if len(rows) == 1 else 'are experiments'}: "
+        "runs under non-default settings (perturbation, long audio, resampler, options), ranked beside the plain runs; "
+        "their means are empty where they lack tasks. `maeb leaderboard --plain` ranks the plain protocol only."
+    )
+
+
+def _leak_note(board: Board) -> str:
+    """The footnote of LEAK_MARK, naming each model and task it marks; "" when nothing leaks."""
+    marked = [f"{r.model} on {t} ({n} clip{'s' if n != 1 else ''})" for r in board.rows for t, n in r.leaks.items()]
+    if not marked:
+        return ""
+    return (
+        f"{LEAK_MARK} scored with clips byte-identical in the task's training and evaluation splits (a train/eval leak: "
+        f"the probe saw test clips, so the score is optimistic): {', '.join(marked)}."
+    )
 
 
 def to_markdown(board: Board, per_task=None) -> str:
@@ -134,16 +170,22 @@ def to_markdown(board: Board, per_task=None) -> str:
     head += tasks
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in board.rows:
-        cells = [str(r.rank), r.model, _pct(r.mean_task), _pct(r.mean_tasktype), f"{r.n_tasks}/{len(board.tasks)}"]
+        model = r.model + (f" {LEAK_MARK}" if r.leaks else "")
+        cells = [str(r.rank), model, _pct(r.mean_task), _pct(r.mean_tasktype), f"{r.n_tasks}/{len(board.tasks)}"]
         cells += [_pct(r.types.get(t)) for t in board.types] + [_pct(r.groups.get(g)) for g in groups]
-        cells += [_pct(r.domains.get(d)) for d in board.domains] + [_pct(r.tasks.get(t)) for t in tasks]
+        cells += [_pct(r.domains.get(d)) for d in board.domains]
+        cells += [_pct(r.tasks.get(t)) + (LEAK_MARK if t in r.leaks else "") for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
     title = (
-        f"**{_title(board)}**: {len(board.rows)} models, {len(board.tasks)} tasks; scores in %, empty means = a task is missing."
+        f"**{_title(board)}**: {count(len(board.rows), 'model')}, {count(len(board.tasks), 'task')}; scores in %, "
+        "empty means = a task is missing."
     )
     if board.missing_tasks:
         title += f" No results at all for: {', '.join(board.missing_tasks)}."
     text = title + "\n\n" + "\n".join(lines) + "\n"
+    for note in (_experiment_note(board), _leak_note(board)):
+        if note:
+            text += "\n" + note + "\n"
     if orientation == "rows":
         text += "\n" + to_markdown_by_task(board)
     return text
@@ -154,7 +196,7 @@ def to_markdown_by_task(board: Board) -> str:
     names = _short_names(board)
     lines = ["| Task | Type | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for t in board.tasks:
-        cells = [_pct(r.tasks.get(t.name)) or "–" for r in board.rows]
+        cells = [(_pct(r.tasks.get(t.name)) or "–") + (LEAK_MARK if t.name in r.leaks else "") for r in board.rows]
         lines.append(f"| {t.name} | {t.type} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -166,9 +208,20 @@ def _colour(value) -> str:
     return f"hsl({int(10 + 110 * v)}, 65%, {int(85 - 35 * v)}%)"
 
 
+GLYPH_WIDTH = 0.62  # a generous average glyph width of a sans-serif font, in font sizes
+
+
 def _heatmap(board: Board) -> str:
-    cell_w, cell_h, left, top = 96, 22, 260, 110
-    width, height = left + cell_w * len(board.types) + 10, top + cell_h * len(board.rows) + 10
+    """Models x task types; the margins are sized from the labels' text (column headers rotated by
+    30 degrees, model names right-aligned), so no label runs off the picture."""
+    cell_w, cell_h, font = 96, 22, 11
+    slope = math.radians(30)
+    header = [len(t) * GLYPH_WIDTH * font for t in board.types]
+    left = max(260, int(max((len(r.model) for r in board.rows), default=0) * GLYPH_WIDTH * font) + 16)
+    top = max(110, int(max(header, default=0) * math.sin(slope) + font + 16))
+    reach = max((left + j * cell_w + cell_w / 2 + w * math.cos(slope) for j, w in enumerate(header)), default=0)
+    width = int(max(left + cell_w * len(board.types), reach) + 10)
+    height = top + cell_h * len(board.rows) + 10
     parts = [
         f'<svg id="heatmap" class="heatmap" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" aria-label="models by task type">'
     ]
@@ -266,13 +319,24 @@ def _cell(value, text) -> str:
     return f'<td data-v="{"" if value is None else html.escape(str(value))}">{text}</td>'
 
 
+def _leak_span(row, task: str | None = None) -> str:
+    """LEAK_MARK after a model (any of its tasks) or a score (that task), with its reason on hover."""
+    leaks = row.leaks if task is None else {task: row.leaks[task]} if task in row.leaks else {}
+    if not leaks:
+        return ""
+    why = "; ".join(
+        f"{t}: {n} clip{'s' if n != 1 else ''} shared by the training and evaluation splits" for t, n in leaks.items()
+    )
+    return f' <span class="leak" title="{html.escape(why)}">{LEAK_MARK}</span>'
+
+
 def _tasks_table(board: Board) -> str:
     """Tasks as rows, models as columns."""
     head = ["Task", "Type", *(r.model for r in board.rows)]
     rows = []
     for t in board.tasks:
         cells = [_cell(t.name, html.escape(t.name)), _cell(t.type, html.escape(t.type))]
-        cells += [_cell(r.tasks.get(t.name), _pct(r.tasks.get(t.name))) for r in board.rows]
+        cells += [_cell(r.tasks.get(t.name), _pct(r.tasks.get(t.name)) + _leak_span(r, t.name)) for r in board.rows]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         '<h2>Tasks</h2>\n<table id="tasks"><thead><tr>'
@@ -289,13 +353,13 @@ def to_html(board: Board, per_task=None) -> str:
     for r in board.rows:
         cells = [
             (r.rank, str(r.rank)),
-            (r.model, html.escape(r.model)),
+            (r.model, html.escape(r.model) + _leak_span(r)),
             (r.mean_task, _pct(r.mean_task)),
             (r.mean_tasktype, _pct(r.mean_tasktype)),
             (r.n_tasks, str(r.n_tasks)),
         ]
         cells += [(r.types.get(t), _pct(r.types.get(t))) for t in board.types]
-        cells += [(r.tasks.get(t), _pct(r.tasks.get(t))) for t in task_cols]
+        cells += [(r.tasks.get(t), _pct(r.tasks.get(t)) + _leak_span(r, t)) for t in task_cols]
         rows.append(f"<tr>{''.join(_cell(v, text) for v, text in cells)}</tr>")
     title = html.escape(_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
     data = json.dumps(to_json(board)).replace("</", "<\\/")
@@ -317,10 +381,12 @@ td:nth-child(2), th:nth-child(2) {{ text-align: left; white-space: nowrap; }}
 </style></head>
 <body>
 <h1>{title}</h1>
-<p>{len(board.rows)} models, {len(board.tasks)} tasks. Scores in %; Borda rank as in mteb; an empty mean means a task is missing.
+<p>{count(len(board.rows), "model")}, {count(len(board.tasks), "task")}. Scores in %; Borda rank as in mteb; an empty mean means a task is missing.
 Click a column to sort.</p>
 <table id="leaderboard"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in head)}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
+{f'<p id="experiments">{html.escape(_experiment_note(board))}</p>' if _experiment_note(board) else ""}
+{f'<p id="leaks">{html.escape(_leak_note(board))}</p>' if _leak_note(board) else ""}
 {tasks_table}
 <h2>Task types</h2>
 {_heatmap(board)}

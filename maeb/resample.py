@@ -23,10 +23,26 @@ wrappers) computes the kernel in float64 and rounds it to float32, while ``torch
 ``like="transforms"`` (the default) or ``like="functional"`` picks which one to reproduce; both are
 reproduced operation for operation, so on the same torch build the output is normally bit-identical.
 
-Kernels are cached per reduced rate pair (``new * (orig + 2 * width)`` floats: 0.3 MB for 44.1 -> 16 kHz,
-but gigabytes for rates with a tiny gcd, as in torchaudio) and the convolution runs over chunks of about
-a million input samples, so long recordings cost the output, one padded copy of the input and a few MB;
-threads may call ``resample`` concurrently.
+The dense kernel has ``new * (2 * width + orig)`` floats: 0.3 MB for 44.1 -> 16 kHz, but for rates with a
+small gcd nearly all of it is the window's zeros (24,414 -> 16,000 Hz reduces to 12,207/8,000: 8,000 phases
+x 12,223 taps, of which about 20 per phase lie inside the window; 47,999 -> 16,000 Hz would need 3 GB).
+Where the dense convolution costs more than ``DENSE_MACS`` multiply-adds per second of output
+(``uses_dense``), the same sums are evaluated over each phase's window only (the polyphase path,
+``_Polyphase``): phase ``j``'s taps are computed with torchaudio's arithmetic, element by element, at
+the ``span`` positions from ``floor(j * orig / new) - reach`` on (every tap with ``|t| < 6`` is among
+them; the taps left out are exactly zero in the float64 kernel and under 1e-23 in the float32 one), so
+the values are the dense kernel's bits; consecutive phases are grouped so that each group is one small
+matrix product over a contiguous stretch of input; the products are summed in float64 (a product of two
+float32 values is exact there) and rounded once to float32, i.e. each output is the correctly rounded
+sum. torchaudio sums the same products in float32 in its convolution's order, so the two paths differ by
+torchaudio's own rounding, a few float32 ulps (at most 3e-7 on signals of peak 0.9; measured in
+``tests/test_resample_props.py`` against the dense path and in ``tests/parity/test_resample.py``
+against torchaudio, both to 1e-6). Every rate pair of the published protocol (8 to 48 kHz sources to
+the models' 16, 24, 32, 44.1 and 48 kHz) stays on the dense path, bit-identical to torchaudio.
+
+Kernels are cached per rate pair and the sums run over chunks of about a million input samples (a
+million output samples on the polyphase path), so long recordings cost the output, one padded copy of
+the input and a few MB; threads may call ``resample`` concurrently.
 """
 
 from __future__ import annotations
@@ -34,12 +50,13 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import torch
 
-__all__ = ["resample", "output_length"]
+__all__ = ["resample", "output_length", "uses_dense"]
 
 Like = Literal["transforms", "functional"]
 
@@ -52,8 +69,14 @@ CHUNK_SAMPLES = 1 << 20
 # for rates whose reduced ``orig`` is huge, a floor on the frames per call
 MIN_CHUNK_FRAMES = 1024
 KERNEL_CACHE_SIZE = 32
+# the dense convolution is used where it costs at most this many multiply-adds per second of output (about
+# 1.3 ms per 2 s clip on one core, scripts/bench_resample.py); every pair of the published protocol's rates
+# is under it (44.1 -> 32 kHz, the costliest, takes 14.7M); above it the polyphase path is faster
+DENSE_MACS = 1 << 24
+# output samples per polyphase step
+CHUNK_OUTPUT = 1 << 20
 
-_kernels: OrderedDict[tuple[int, int, str], tuple[torch.Tensor, int]] = OrderedDict()
+_kernels: OrderedDict[tuple[int, int, str, bool], tuple[torch.Tensor, int] | _Polyphase] = OrderedDict()
 _kernels_lock = threading.Lock()
 
 
@@ -99,15 +122,79 @@ def _build_kernel(orig: int, new: int, like: str) -> tuple[torch.Tensor, int]:
     return bank.to(torch.float32).unsqueeze(1).contiguous(), width
 
 
-def _kernel(orig: int, new: int, like: str) -> tuple[torch.Tensor, int]:
-    key = (orig, new, like)
+def _kernel_values(orig: int, new: int, like: str, phase: np.ndarray, tap: np.ndarray) -> np.ndarray:
+    """The float32 kernel at phases ``phase`` and taps ``tap`` (k in ``-width .. width + orig - 1``, any
+    shape alike), computed element by element as ``_build_kernel`` computes the whole bank."""
+    lw = LOWPASS_FILTER_WIDTH
+    base = min(orig, new) * ROLLOFF
+    if like == "functional":
+        dtype = torch.float32
+        phases = torch.arange(0, -new, -1, dtype=dtype) / new
+    else:
+        dtype = torch.float64
+        phases = (torch.arange(0, -new, -1, dtype=torch.int64) / new).to(torch.float32).to(dtype)
+    taps = torch.from_numpy(np.ascontiguousarray(tap, dtype=np.int64)).to(dtype) / orig
+    t = (phases[torch.from_numpy(np.ascontiguousarray(phase, dtype=np.int64))] + taps) * base
+    t = t.clamp(-lw, lw)
+    hann = torch.cos(t * math.pi / lw / 2) ** 2
+    t = t * math.pi
+    sinc = torch.where(t == 0, torch.ones((), dtype=dtype), torch.sin(t) / t)
+    return (sinc * (hann * (base / orig))).to(torch.float32).numpy()
+
+
+@dataclass(frozen=True)
+class _Polyphase:
+    """Each phase's window of the kernel, phases grouped: group g holds phases ``g * per_group`` on,
+    whose windows all lie in the ``stretch`` input samples from tap ``starts[g]`` of a frame;
+    ``matrices[g]`` (stretch x per_group, float64) maps that stretch to the group's outputs."""
+
+    matrices: np.ndarray  # (groups, stretch, per_group)
+    starts: np.ndarray  # (groups,) first tap (k, relative to the frame's first input sample) of each group
+    per_group: int
+    reach: int  # taps before a frame's first sample that any phase can need
+
+
+def _build_polyphase(orig: int, new: int, like: str) -> _Polyphase:
+    """Only the taps inside each phase's window: phase j's output instant is j * orig / new input samples
+    into its frame, and its window reaches 6 / base * orig samples (under ``width``) to either side."""
+    width = _half_width(orig, new)
+    reach = width + 1
+    span = 2 * reach + 2  # taps per phase, from floor(j * orig / new) - reach: every |t| < 6 is inside
+    phase = np.arange(new, dtype=np.int64)
+    first = phase * orig // new - reach
+    tap = first[:, None] + np.arange(span)
+    values = _kernel_values(orig, new, like, np.broadcast_to(phase[:, None], tap.shape), tap)
+    values[(tap < -width) | (tap >= width + orig)] = 0.0  # taps the dense kernel does not have
+    # groups of phases whose windows together span about two windows: one matrix product per group and
+    # frame (fewer, longer reads than one window per output sample, for twice the multiply-adds)
+    per_group = int(min(new, max(1, round(span * new / orig))))
+    groups = -(-new // per_group)
+    index = np.minimum(np.arange(groups * per_group), new - 1).reshape(groups, per_group)
+    starts = first[index[:, 0]]
+    stretch = int(np.max(first[index[:, -1]] - starts)) + span
+    matrices = np.zeros((groups, stretch, per_group), dtype=np.float64)
+    g, p = np.divmod(phase, per_group)
+    rows = (first - starts[g])[:, None] + np.arange(span)
+    matrices[g[:, None], rows, p[:, None]] = values
+    return _Polyphase(matrices, starts, per_group, reach)
+
+
+def uses_dense(orig_rate: int, new_rate: int) -> bool:
+    """Whether ``resample`` takes torchaudio's dense convolution (bit-identical to it) for this rate pair,
+    rather than the polyphase evaluation of each phase's window (equal within float32 rounding)."""
+    orig, new = _reduced(orig_rate, new_rate)
+    return (2 * _half_width(orig, new) + orig) * int(new_rate) <= DENSE_MACS
+
+
+def _kernel(orig: int, new: int, like: str, dense: bool) -> tuple[torch.Tensor, int] | _Polyphase:
+    key = (orig, new, like, dense)
     with _kernels_lock:
         hit = _kernels.get(key)
         if hit is not None:
             _kernels.move_to_end(key)
             return hit
         # built under the lock: a few ms for usual rates, and concurrent first calls build it once
-        built = _build_kernel(orig, new, like)
+        built = _build_kernel(orig, new, like) if dense else _build_polyphase(orig, new, like)
         _kernels[key] = built
         while len(_kernels) > KERNEL_CACHE_SIZE:
             _kernels.popitem(last=False)
@@ -147,7 +234,38 @@ def resample(samples: np.ndarray, orig_rate: int, new_rate: int, *, like: Like =
     if total == 0:
         return np.zeros(0, dtype=np.float32)
 
-    kernel, width = _kernel(orig, new, like)
+    with _one_thread():
+        kernel = _kernel(orig, new, like, uses_dense(orig_rate, new_rate))
+        if isinstance(kernel, _Polyphase):
+            return _polyphase(x, orig, new, kernel, total)
+        return _dense(x, orig, new, kernel, total)
+
+
+_openmp = None
+_openmp_lock = threading.Lock()
+
+
+def _one_thread():
+    """The calling thread's OpenMP parallel regions (torch's convolution and element-wise kernels) on one
+    thread while it resamples. A clip's resampling is a millisecond of work, decoded clips are resampled by
+    several threads at once beside the encoder, and torch's default team of one thread per core then
+    spins at its barriers whenever a core is taken: 20-50 ms per 2 s clip instead of 0.5 on a loaded
+    2-core machine (scripts/bench_resample.py). The outputs do not depend on the thread count (checked
+    bit for bit with 1, 2 and 3 threads); the limit is the calling thread's own (OpenMP's), and BLAS's
+    process-wide setting is left alone."""
+    global _openmp
+    with _openmp_lock:
+        if _openmp is None:
+            from threadpoolctl import ThreadpoolController
+
+            _openmp = ThreadpoolController().select(user_api="openmp")
+    return _openmp.limit(limits=1)
+
+
+def _dense(x: np.ndarray, orig: int, new: int, built: tuple[torch.Tensor, int], total: int) -> np.ndarray:
+    """torchaudio's strided convolution with the whole (new, 1, 2 * width + orig) bank."""
+    kernel, width = built
+    length = x.shape[0]
     taps = kernel.shape[-1]  # 2 * width + orig
     # zeros around the input, in a fresh array (torch warns on read-only numpy arrays, and callers' may be)
     padded_np = np.zeros(width + length + width + orig, dtype=np.float32)
@@ -163,6 +281,29 @@ def resample(samples: np.ndarray, orig_rate: int, new_rate: int, *, like: Like =
             chunk = torch.nn.functional.conv1d(window[None, None], kernel, stride=orig)[0]
             flat = chunk.t().reshape(-1).numpy()
             out[lo : lo + flat.shape[0]] = flat[: total - lo]
+    return out
+
+
+def _polyphase(x: np.ndarray, orig: int, new: int, poly: _Polyphase, total: int) -> np.ndarray:
+    """The dense convolution's outputs from each phase's window only (see the module docstring): for
+    frame f and group g, the input stretch from f * orig + starts[g] times matrices[g], in float64."""
+    matrices, starts, per_group = poly.matrices, poly.starts, poly.per_group
+    groups, stretch, _ = matrices.shape
+    frames = -(-total // new)
+    lead = poly.reach  # zeros before the input, so the first frame's windows start inside the array
+    padded = np.zeros(lead + (frames - 1) * orig + int(starts.max()) + stretch + 1, dtype=np.float64)
+    padded[lead : lead + x.shape[0]] = x[: padded.shape[0] - lead]
+    windows = np.lib.stride_tricks.sliding_window_view(padded, stretch)
+    out = np.empty(total, dtype=np.float32)
+    step = max(1, CHUNK_OUTPUT // new)
+    for first in range(0, frames, step):
+        count = min(step, frames - first)
+        at = lead + starts[:, None] + (first + np.arange(count))[None, :] * orig  # (groups, count)
+        # (groups, count, stretch) @ (groups, stretch, per_group): each output one float64 dot product
+        chunk = np.matmul(windows[at], matrices)
+        flat = chunk.transpose(1, 0, 2).reshape(count, groups * per_group)[:, :new].reshape(-1)
+        lo = first * new
+        out[lo : lo + flat.shape[0]] = flat[: total - lo]
     return out
 
 

@@ -38,7 +38,7 @@ from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 from .results import read_result, result_path, task_result, write_json_atomic, write_model_meta, write_text_atomic
 from .spec import TaskSpec
-from .taskrecord import EmbedStats
+from .taskrecord import EmbedStats, outside_encoder_note
 
 
 @dataclass
@@ -86,6 +86,19 @@ class TaskResult:
     @property
     def info(self) -> dict:
         return self.payload.get("maeb", {})
+
+    @property
+    def parameters(self) -> dict:
+        """The task type's parameters as the run used them, under today's names (a result written
+        before clustering's n_clusters became n_bootstrap reads the same)."""
+        raw = self.info.get("parameters") or {}
+        return shown_parameters((self.info.get("task") or {}).get("type") or self.info.get("task_type") or "", raw)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the run warned about this task's data (clips shared by the training and evaluation
+        splits, classes too small for the probe, ...), as the log said it; [] when nothing."""
+        return list((self.info.get("data") or {}).get("warnings") or [])
 
     @property
     def evaluation_time(self) -> float:
@@ -181,7 +194,8 @@ def evaluate_task(
         ", ".join(f"{sub}/{split}" for sub, splits in data.items() for split in splits),
         time.perf_counter() - started,
     )
-    notes = {"train_eval_shared_clips": shared_clips(spec, data, on_leak, log)}
+    shared = shared_clips(spec, data, on_leak, emb.warn)
+    notes = {"train_eval_shared_clips": len(shared), "train_eval_shared_clip_list": shared}
     state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
     scores: dict[str, list[dict]] = {}
     files: dict[str, str] = {}
@@ -221,40 +235,55 @@ def evaluate_task(
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
         scores[split] = entries
+    notes["warnings"] = list(emb.record.warnings)  # what the run warned about this task (leaks, thin classes)
     return TaskEvaluation(scores, time.perf_counter() - started, notes, files, infos)
 
 
-def shared_clips(spec: TaskSpec, data: dict, on_leak: str, log) -> int:
+def shared_clips(spec: TaskSpec, data: dict, on_leak: str, warn) -> list[dict]:
     """Byte-identical clips in both the training split and an evaluation split: the cache would
-    quietly give them one vector and the probe would train on test clips."""
+    quietly give them one vector and the probe would train on test clips. Each is listed (its
+    evaluation split and subset, its name there and in the training split); the first few are
+    named in a warning (`warn`), or in the error under on_leak "error"."""
     kind = tasktypes.get(spec.type)
     train = spec.data.train_split
     if train not in kind.splits(spec) or train in spec.data.eval_splits:
-        return 0
-    total = 0
-    for tables in data.values():
+        return []
+    shared: list[dict] = []
+    for subset, tables in data.items():
         if not hasattr(tables.get(train), "columns"):
             continue
 
-        def keys(table):
-            out = set()
+        def names(table) -> dict[str, str]:
+            out: dict[str, str] = {}
             for column in spec.data.audio_columns:
                 if column in table:
                     for ref in table[column]:
                         with contextlib.suppress(MaebError):
-                            out.add(ref.key)
+                            out.setdefault(ref.key, ref.name)
             return out
 
-        seen = keys(tables[train])
+        seen = names(tables[train])
         for split in spec.data.eval_splits:
             if hasattr(tables.get(split), "columns"):
-                total += len(seen & keys(tables[split]))
-    if total:
-        message = f"task {spec.name}: {total} clips are byte-identical in the {train} split and an evaluation split"
+                for key, name in names(tables[split]).items():
+                    if key in seen:
+                        shared.append({"split": split, "subset": subset, "clip": name, "train_clip": seen[key]})
+    if shared:
+        total = len(shared)
+        shown = ", ".join(
+            e["clip"] + ("" if e["train_clip"] == e["clip"] else f" (= {train} {e['train_clip']})") for e in shared[:3]
+        ) + (f" and {total - 3} more" if total > 3 else "")
+        message = (
+            f"task {spec.name}: {total} clip{' is' if total == 1 else 's are'} byte-identical in the {train} split and an "
+            f"evaluation split ({shown})"
+        )
         if on_leak == "error":
             raise DataError(message + "; remove them from one split, or pass --on-leak warn to evaluate anyway")
-        log(f"warning: {message}; the count is recorded in the result")
-    return total
+        warn(
+            message + "; the probe trains on clips it is scored on, so the score is optimistic; all are listed in the "
+            "result (maeb.data.train_eval_shared_clip_list)"
+        )
+    return shared
 
 
 def existing_result(path: Path, ident: dict) -> str:
@@ -389,6 +418,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     cache = emb.cache
     pending = _fitting(meta, encoder, pending, ctx, cfg.strict_modalities, summary, log)
     done: dict[str, TaskResult] = {}
+    told_outside = False
     try:
         for spec, path, ident in pending:
             emb.begin_task(spec.name)
@@ -415,6 +445,12 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 fail_task(summary, spec.name, error, cfg.raise_error, log)
                 continue
             scores, seconds = outcome.scores, outcome.seconds
+            embedding = {**emb.stats.as_dict(), "pipeline": emb.record.pipeline.as_dict()}
+            note = None if told_outside else outside_encoder_note(emb.stats, embedding["pipeline"])
+            if note:  # once per run: the reason is the run's, not the task's
+                told_outside = True
+                embedding["outside_encoder"] = note
+                log(f"{spec.name}: {note}")
             failed = sum(int(e.get("judge_failed", 0) or 0) for entries in scores.values() for e in entries)
             info = {
                 "protocol": protocol.describe(emb.policy.resampler if emb.policy else None),
@@ -433,11 +469,11 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 **({"perturbation": chain.describe()} if chain else {}),
                 **({"precision": cfg.precision} if cfg.precision else {}),
                 "main_score_scale": getattr(tasktypes.get(spec.type), "SCORE_SCALE", 1.0),
-                "parameters": spec.protocol,
+                "parameters": shown_parameters(spec.type, spec.protocol),
                 "transforms": spec.transforms,
                 "derive": spec.derive,
                 "spec_file": _shown_path(spec.source_file),
-                "embedding": emb.stats.as_dict(),
+                "embedding": embedding,
                 "fingerprints": emb.fingerprints(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
@@ -597,6 +633,18 @@ def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, pro
     )
 
 
+def shown_parameters(kind: str, protocol: dict) -> dict:
+    """A task's parameters under the names the docs give them (clustering's n_bootstrap, which the
+    parsed protocol and the run identity keep under mteb's n_clusters, so old identities hold).
+    A type's ALIASES map old names to today's; maeb or mteb type names are accepted."""
+    try:
+        module = tasktypes.get(tasktypes.from_mteb(kind))
+    except (MaebError, KeyError):
+        return dict(protocol)
+    aliases = getattr(module, "ALIASES", {})
+    return {aliases.get(k, k): v for k, v in protocol.items()}
+
+
 def task_record(spec: TaskSpec) -> dict:
     """What a leaderboard needs to know about a task without its spec file."""
     return {
@@ -687,10 +735,10 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
     for spec in specs:
         kind = tasktypes.get(spec.type)
         needs = kind.needs(spec)
-        clips, hours = 0, 0.0
+        clips, hours, longest, long_clips = 0, 0.0, 0.0, None
         local = not spec.stats and is_local(spec, ctx)
         if local:
-            clips, hours = local_counts(spec, ctx)
+            clips, hours, longest, long_clips = local_counts(spec, ctx, LONG_CLIP_SECONDS)
         for split in [] if local else kind.splits(spec):
             stats = spec.stats.get(spec.data.split_names.get(split, split)) or spec.stats.get(split) or {}
             counter = getattr(kind, "planned_clips", None)  # a type that embeds only part of a split says how much
@@ -712,9 +760,20 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                     run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg)),
                 ),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
+                # the longest clip in seconds (a local folder's headers, else the catalog's statistics) and,
+                # for a local folder, how many clips are longer than LONG_CLIP_SECONDS
+                "longest_seconds": round(longest or _catalog_longest(spec), 1),
+                "long_clips": long_clips,
             }
         )
     return rows
+
+
+LONG_CLIP_SECONDS = 30.0  # what the dry run calls long: the length cap of most families under the published protocol
+
+
+def _catalog_longest(spec: TaskSpec) -> float:
+    return max((v.get("max_seconds") or 0.0 for v in spec.stats.values() if isinstance(v, dict)), default=0.0)
 
 
 def _plan_status(path: Path, ident: dict) -> bool | str:
@@ -728,9 +787,10 @@ def is_local(spec: TaskSpec, ctx: RunContext) -> bool:
     return spec.data.source in ("audiofolder", "metafolder") or Path(spec.data.location(ctx.variables())).is_dir()
 
 
-def local_counts(spec: TaskSpec, ctx: RunContext) -> tuple[int, float]:
-    """Clips and hours of a local task, read from its files (headers only), after checking that
-    its columns are there: a wrong column or main score fails here, before anything is embedded."""
+def local_counts(spec: TaskSpec, ctx: RunContext, long_seconds: float = LONG_CLIP_SECONDS) -> tuple[int, float, float, int]:
+    """Clips, hours, the longest clip's seconds and the clips longer than long_seconds of a local
+    task, read from its files (headers only), after checking that its columns are there: a wrong
+    column or main score fails here, before anything is embedded."""
     from .audio import AudioRef, clip_seconds
 
     data = load_task(spec, ctx)
@@ -750,7 +810,8 @@ def local_counts(spec: TaskSpec, ctx: RunContext) -> tuple[int, float]:
     for ref in refs.values():
         with contextlib.suppress(MaebError):
             unique.setdefault(ref.key, ref)
-    return len(unique), round(sum(clip_seconds(r) for r in unique.values()) / 3600, 4)
+    seconds = [clip_seconds(r) for r in unique.values()]
+    return len(unique), round(sum(seconds) / 3600, 4), max(seconds, default=0.0), sum(s > long_seconds for s in seconds)
 
 
 def check_columns(spec: TaskSpec, table) -> None:

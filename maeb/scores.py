@@ -82,6 +82,7 @@ class Score:
     mteb_version: str | None = None
     date: str | None = None
     source: str = ""
+    shared_clips: int = 0  # clips byte-identical in the training and an evaluation split (maeb.data)
 
 
 @dataclass
@@ -259,6 +260,11 @@ def _model_name(folder: Path) -> str:
     return folder.parent.name.replace("__", "/", 1)
 
 
+def is_experiment(source: str) -> bool:
+    """Whether a score's file lies in mteb's experiments folder ({model}/{revision}/experiments/{name}/)."""
+    return Path(source).parent.parent.name == "experiments"
+
+
 def model_and_revision(path: Path) -> tuple[str, str]:
     """Model and revision of a result file in mteb's layout. A run with non-default settings lies
     in mteb's experiments folder ({model}/{revision}/experiments/{name}/) and is its own row,
@@ -324,6 +330,8 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
             return None
     model, revision = model_and_revision(path)
     time = _evaluation_time(data.get("evaluation_time"), str(path), out.problems)
+    leak = (extra.get("data") or {}).get("train_eval_shared_clips") if isinstance(extra.get("data"), dict) else None
+    leak = leak if isinstance(leak, int) and not isinstance(leak, bool) and leak > 0 else 0
     scores, seen = [], set()
     for split, entries in data["scores"].items():
         if not isinstance(entries, list):
@@ -360,6 +368,7 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
                     data.get("mteb_version"),
                     str(data.get("date") or ""),
                     str(path),
+                    leak,
                 )
             )
     return _Group(str(path), task, tuple(splits), scores)

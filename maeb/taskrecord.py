@@ -9,6 +9,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .audio import PipelineTimes
+
+OUTSIDE_SHARE = 0.5  # a task's embedding time outside the encoder's forward above which the run says why
+MIN_EMBED_SECONDS = 5.0  # ... when it embedded for at least this long
+
 
 @dataclass
 class EmbedStats:
@@ -40,6 +45,8 @@ class TaskRecord:
     texts: set[str] = field(default_factory=set)  # keys of its texts
     # (metric, clips, values) of the split and subset being evaluated (maeb.durations)
     outcomes: tuple[str, list, list] | None = None
+    warnings: list[str] = field(default_factory=list)  # what the run warned about the task (the result keeps them)
+    pipeline: PipelineTimes = field(default_factory=PipelineTimes)  # the decoding threads' time, by step
 
     def outcome(self, metric: str, refs: list, values) -> None:
         """Each evaluation item's value of `metric` (the task's metric is their mean) and the
@@ -73,3 +80,43 @@ class TaskRecord:
             "clips": len(self.clips),
             "texts": len(self.texts),
         }
+
+
+def outside_encoder_note(stats: EmbedStats, pipeline: dict) -> str | None:
+    """Why a task spent most of its embedding time outside the encoder's forward, from what the
+    decoding threads timed (maeb.audio.PipelineTimes.as_dict), and what to do; None when the
+    forward took most of it, or the task embedded for under MIN_EMBED_SECONDS."""
+    wall = stats.embed_wall_seconds
+    if wall < MIN_EMBED_SECONDS:
+        return None
+    share = 1.0 - stats.forward_seconds / wall
+    if share < OUTSIDE_SHARE:
+        return None
+    resampled, decoded = pipeline["resample_seconds"], pipeline["decode_seconds"]
+    parts = [f"decoding {decoded:.1f} s ({pipeline['decoded_clips']} clips)"]
+    top = pipeline["resample"][0] if pipeline["resample"] else None
+    if top:
+        parts.append(
+            f"resampling {resampled:.1f} s (of it {top['from_hz']} -> {top['to_hz']} Hz with {top['resampler']}: "
+            f"{top['seconds']:.1f} s over {top['clips']} clips)"
+        )
+    if top and resampled >= decoded and resampled >= 0.3 * wall:
+        hint = f"resampling from {top['from_hz']} Hz is the cost" + (
+            "; --resampler soxr-hq is faster (not mteb's resampler: its results go to an experiments folder)"
+            if top["resampler"] == "torchaudio-sinc-hann"
+            else ""
+        )
+    elif decoded >= 0.3 * wall:
+        hint = (
+            "decoding is the cost: compressed files (MP3, OGG) decode slower than WAV or FLAC; --workers N decodes in N threads"
+        )
+    else:
+        clips = max(1, stats.clips_embedded)
+        hint = (
+            f"the encoder is fast ({1000 * stats.forward_seconds / clips:.1f} ms per clip), so reading, batching "
+            "and caching clips show"
+        )
+    return (
+        f"{100 * share:.0f}% of the {wall:.1f} s spent embedding was outside the encoder's forward "
+        f"({stats.forward_seconds:.1f} s); the decoding threads spent {' and '.join(parts)}: {hint}"
+    )

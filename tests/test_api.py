@@ -135,11 +135,14 @@ def test_progress_lines_in_a_log(tmp_path, tone_folder):
     assert any("embed" in line and "/9 clips" in line and line.endswith("done") for line in lines), lines
     assert Progress(None, stream=io.StringIO()).mode == "lines"
     quiet = io.StringIO()
-    bar = Progress(None, interval=3600, stream=quiet).bar(100, "slow")
+    progress = Progress(None, interval=3600, stream=quiet)
+    progress.bar(100, "first").close()
+    assert quiet.getvalue().splitlines() == ["first: 0/100 clips (0%)", "first: 0/100 clips (0%), done"]  # said at once
+    bar = progress.bar(100, "slow")
     for _ in range(100):
         bar.update()
     bar.close()
-    assert quiet.getvalue() == ""  # nothing within the interval, and a short bar's end is no news
+    assert len(quiet.getvalue().splitlines()) == 2  # nothing within the interval, and a short bar's end is no news
 
 
 def test_cache_dir_reaches_the_data_layer(tmp_path, monkeypatch):

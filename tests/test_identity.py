@@ -161,7 +161,7 @@ def test_clips_shared_by_train_and_test_are_reported(tmp_path, tone_folder, weig
     )
     args = run_args(tmp_path, weighted, task)
     assert main(args) == 0
-    assert "1 clips are byte-identical in the train split and an evaluation split" in capsys.readouterr().err
+    assert "warning: task Leaky: 1 clip is byte-identical in the train split and an evaluation split" in capsys.readouterr().err
     result = json.loads(next((tmp_path / "res").rglob("Leaky.json")).read_text())
     assert result["maeb"]["data"]["train_eval_shared_clips"] == 1
     assert main(args + ["--overwrite", "--on-leak", "error"]) == 2

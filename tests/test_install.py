@@ -4,6 +4,7 @@ that is not the checkout, finds its own catalog (models, tasks, benchmarks) and 
 from __future__ import annotations
 
 import json
+import os
 import site
 import subprocess
 import sys
@@ -38,7 +39,9 @@ def installed(tmp_path_factory) -> Path:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    (Path(purelib) / "test-dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    # the test interpreter's site folders, and those they add themselves (a venv that reuses another's packages)
+    paths = dict.fromkeys([*site.getsitepackages(), *(p for p in sys.path if p.endswith("site-packages"))])
+    (Path(purelib) / "test-dependencies.pth").write_text("\n".join(paths) + "\n")
     wheel = next(wheels.glob("maeb-*.whl"))
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True
@@ -87,3 +90,17 @@ def test_installed_package_runs_a_task_from_another_folder(installed, tmp_path):
     assert out.returncode == 0, out.stderr
     result = json.loads(next((tmp_path / "res").rglob("Tones.json")).read_text())
     assert result["scores"]["test"][0]["v_measure"] > 0.9  # two pure tones separate perfectly
+
+
+def test_the_readmes_python_example_runs_from_the_installed_package(installed, tmp_path):
+    """The README's "From Python" block, up to the part that downloads wav2vec2, in a folder of its own."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## From Python", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    code = block.split("wav2vec2 =", 1)[0]
+    assert "examples/" not in code  # the wheel has no examples folder
+    env = {**os.environ, "MAEB_CACHE_DIR": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")}
+    done = subprocess.run([str(installed), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["ToneClasses", "ToneClusters"]
+    assert all(0.0 <= float(line.split()[1]) <= 1.0 and line.endswith("mteb-2.26 []") for line in lines), lines

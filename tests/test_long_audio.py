@@ -33,7 +33,14 @@ def _wav(samples: np.ndarray, rate: int, channels: int = 1, subtype: str = "FLOA
 
 
 @pytest.mark.parametrize(
-    "rate, method", [(44100, "torchaudio-sinc-hann"), (8000, "torchaudio-sinc-hann"), (22050, "soxr-hq"), (16000, "soxr-hq")]
+    "rate, method",
+    [
+        (44100, "torchaudio-sinc-hann"),
+        (8000, "torchaudio-sinc-hann"),
+        (24414, "torchaudio-sinc-hann"),
+        (22050, "soxr-hq"),
+        (16000, "soxr-hq"),
+    ],
 )
 def test_streamed_clip_equals_the_whole_clip_decoded(tmp_path, rate, method):
     rng = np.random.default_rng(rate)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 
@@ -12,6 +13,9 @@ from maeb import resample as resample_module
 from maeb.resample import output_length, resample
 
 PAIRS = [(8000, 16000), (22050, 16000), (44100, 16000), (48000, 16000), (44100, 48000), (16000, 48000), (11025, 16000)]
+# rates whose gcd with the target is small: the polyphase path (24,414 Hz is TESS's rate)
+ODD_PAIRS = [(24414, 16000), (47999, 16000), (44056, 48000), (8001, 48000), (64000, 22050)]
+PAIRS += ODD_PAIRS
 LIKES = ("transforms", "functional")
 
 
@@ -174,3 +178,97 @@ def test_threads_get_the_same_output():
     serial = [resample(x, o, n) for x, o, n in jobs]
     for worker in range(4):
         assert all(np.array_equal(a, b) for a, b in zip(results[worker], serial)), worker
+
+
+def test_odd_rate_pairs_evaluate_only_each_phases_window():
+    """24,414 -> 16,000 Hz reduces to 12,207/8,000: torchaudio's dense bank is 8,000 x 12,223 floats
+    (390 MB, 229 ms per 2 s clip), 47,999 -> 16,000 Hz 16,000 x 48,037 (3 GB); what is kept per phase is
+    its window, about 20-40 taps."""
+    for orig, new in ODD_PAIRS:
+        assert not resample_module.uses_dense(orig, new), (orig, new)
+    for orig, new in [(8000, 16000), (22050, 16000), (44100, 16000), (48000, 16000), (44100, 32000), (22050, 48000)]:
+        assert resample_module.uses_dense(orig, new), (orig, new)  # the published protocol's pairs keep torchaudio's bits
+    for orig, new in ODD_PAIRS:
+        y = resample(_tone(440.0, orig, 2.0), orig, new)
+        assert y.shape == (math.ceil(2 * new),)
+        o, n = resample_module._reduced(orig, new)
+        kernel = resample_module._kernels[(o, n, "transforms", False)]
+        dense_bytes = 4 * n * (2 * resample_module._half_width(o, n) + o)
+        assert kernel.matrices.nbytes < min(16e6, dense_bytes), (orig, new, kernel.matrices.nbytes, dense_bytes)
+
+
+@functools.cache
+def _dense_bank(o: int, n: int, like: str) -> tuple[np.ndarray, int]:
+    kernel, width = resample_module._build_kernel(o, n, like)
+    return kernel[:, 0].numpy().astype(np.float64), width
+
+
+def _exact(x: np.ndarray, orig: int, new: int, like: str) -> np.ndarray:
+    """torchaudio's sums with its own float32 kernel (maeb's dense bank, which tests/parity checks against
+    torchaudio bit for bit), computed in float64 one frame at a time: the value each output rounds."""
+    o, n = resample_module._reduced(orig, new)
+    bank, width = _dense_bank(o, n, like)
+    padded = np.zeros(width + x.size + width + o)
+    padded[width : width + x.size] = x
+    frames = x.size // o + 1
+    out = np.concatenate([bank @ padded[f * o : f * o + bank.shape[1]] for f in range(frames)])
+    return out[: output_length(x.size, orig, new)]
+
+
+@pytest.mark.parametrize("like", LIKES)
+@pytest.mark.parametrize(("orig", "new"), [(44056, 16000), (64000, 22050), (11928, 48000), (64000, 44100)])
+def test_polyphase_outputs_are_the_correctly_rounded_dense_sums(orig, new, like):
+    """Each output of the polyphase path is the exact sum of torchaudio's products rounded once to float32
+    (within half a float32 step), which torchaudio's float32 convolution misses by a few steps; so the two
+    differ by torchaudio's own rounding only."""
+    assert not resample_module.uses_dense(orig, new)
+    rng = np.random.default_rng(orig)
+    worst = 0.0
+    period = resample_module._reduced(orig, new)[0]  # input samples per frame of the convolution
+    for n in (1, 2, 7, 31, 1001, 4097, 2 * period + 17, 3 * period - 1):
+        x = (0.9 * rng.uniform(-1, 1, n)).astype(np.float32)
+        exact = _exact(x, orig, new, like)
+        ours = resample(x, orig, new, like=like)
+        assert ours.shape == exact.shape
+        half_step = 0.5 * np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+        assert np.all(np.abs(ours - exact) <= half_step * (1 + 1e-9) + 1e-30), (n, float(np.max(np.abs(ours - exact))))
+        worst = max(worst, float(np.max(np.abs(ours - exact))))
+    assert worst < 1e-7
+
+
+@pytest.mark.parametrize("like", LIKES)
+def test_polyphase_kernel_holds_the_dense_kernels_values(like):
+    """The window taps are computed element by element as torchaudio computes the dense bank: the same
+    float32 values, and every tap left out is zero there (float64 kernel) or under 1e-23 (float32 one)."""
+    o, n = resample_module._reduced(64000, 22050)
+    kernel, width = resample_module._build_kernel(o, n, like)
+    dense = kernel[:, 0].numpy()
+    poly = resample_module._build_polyphase(o, n, like)
+    rebuilt = np.zeros(dense.shape, dtype=np.float64)
+    groups, stretch, per_group = poly.matrices.shape
+    for j in range(n):
+        g, p = divmod(j, per_group)
+        taps = poly.starts[g] + width + np.arange(stretch)
+        inside = (taps >= 0) & (taps < dense.shape[1])
+        rebuilt[j, taps[inside]] = poly.matrices[g, inside, p]
+        assert not np.any(poly.matrices[g, ~inside, p])
+    kept = rebuilt != 0
+    assert np.array_equal(rebuilt[kept], dense[kept].astype(np.float64))
+    assert np.max(np.abs(dense[~kept]), initial=0.0) < 1e-23
+    assert kept.sum(axis=1).max() <= 2 * width + 4  # a window per phase, not the 2 * width + orig dense taps
+
+
+def test_polyphase_output_does_not_depend_on_where_a_call_starts_or_ends(monkeypatch):
+    """The head cut and maeb.stream resample a piece of a clip and keep what its margins make exact:
+    the same bits as the whole clip, here for chunked calls and for every prefix."""
+    rng = np.random.default_rng(6)
+    for orig, new in [(24414, 16000), (44056, 48000)]:
+        x = (0.5 * rng.standard_normal(orig * 6)).astype(np.float32)
+        whole = resample(x, orig, new)
+        reach = resample_module._half_width(*resample_module._reduced(orig, new)) + 2
+        for cut in rng.integers(orig // 2, x.size, 8).tolist():
+            safe = int((cut - reach) * new / orig) - 1
+            assert np.array_equal(resample(x[:cut], orig, new)[:safe], whole[:safe]), (orig, new, cut)
+        monkeypatch.setattr(resample_module, "CHUNK_OUTPUT", 3001)
+        assert np.array_equal(resample(x, orig, new), whole)
+        monkeypatch.undo()

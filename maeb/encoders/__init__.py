@@ -20,6 +20,12 @@ from ..errors import MissingPackage, ModelError
 
 @runtime_checkable
 class AudioEncoder(Protocol):
+    """What the engine asks of an audio model. A class named in an entry (`family = "module:Class"`)
+    is built as ``Class(meta, device=..., **options)``: ``meta`` the model's entry (ModelMeta),
+    ``device`` "cpu" or "cuda", ``options`` the entry's options and --option values as keyword
+    arguments; so it begins ``def __init__(self, meta, device="cpu", n_mels=64): ...``. config()
+    names everything that changes its vectors (it keys the cache)."""
+
     sample_rate: int
     max_seconds: float | None
     min_samples: int  # optional (default 0): shorter clips are zero-padded to it
@@ -372,6 +378,14 @@ def resolve_factory(family: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = getattr(exc, "name", None) or ""
+        if family not in FAMILIES and missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise ModelError(_not_on_path(family, module_name)) from exc
+        if family not in FAMILIES:  # the user's own module imports, but a package it needs is missing
+            raise ModelError(
+                f"family {family!r}: module {module_name} imports {missing or exc}, which is not installed in this "
+                f"environment; install it there"
+            ) from exc
         how = (
             f"`{install_hint(family)}`"
             if family in FAMILY_EXTRAS or family in NO_DEPS
@@ -382,6 +396,71 @@ def resolve_factory(family: str):
         return getattr(module, attr)
     except AttributeError as exc:
         raise ModelError(f"family {family!r}: {module_name} has no {attr!r}") from exc
+
+
+def _not_on_path(family: str, module_name: str) -> str:
+    """Why the module a `module:Class` family names cannot be imported, and what to do."""
+    import sys
+    from pathlib import Path
+
+    here = Path.cwd()
+    top = module_name.split(".")[0]
+    message = f"family {family!r}: module {module_name} not found on sys.path (current folder {here})"
+    on_path = any(Path(entry or ".").resolve() == here.resolve() for entry in sys.path)
+    if ((here / f"{top}.py").exists() or (here / top / "__init__.py").exists()) and not on_path:
+        return (
+            message + f"; {top} is in the current folder, which is not on sys.path when maeb runs as the `maeb` command: "
+            f"run `python -m maeb ...` here, or set PYTHONPATH={here}"
+        )
+    return (
+        message + f"; run `python -m maeb ...` from the folder that holds {top}.py, set PYTHONPATH to that folder, "
+        "or install the module as a package"
+    )
+
+
+CONSTRUCTOR = (
+    "maeb builds a model as Class(meta, device=..., **options): meta is the model's entry (maeb.encoders.ModelMeta: "
+    "name, revision, options, ...), device 'cpu' or 'cuda', options the entry's options and --option values"
+)
+
+
+def _constructor_mismatch(factory, meta: ModelMeta, device: str, options: dict) -> str | None:
+    """What stops `factory(meta, device=device, **options)` from binding, said against the contract
+    (CONSTRUCTOR), or None when the call binds."""
+    import inspect
+
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return None  # no signature to read (a builtin): the call itself says what is wrong
+    try:
+        sig.bind(meta, device=device, **options)
+        return None
+    except TypeError as exc:
+        reason = str(exc)
+    name = getattr(factory, "__qualname__", repr(factory))
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_kw = any(p.kind == p.VAR_KEYWORD for p in params)
+    first = positional[0] if positional else None
+    # the entry goes first: a parameter named meta, or a required one that is no option (one with a default is an option)
+    takes_meta = any(p.kind == p.VAR_POSITIONAL for p in params) or (
+        first is not None
+        and (first.name == "meta" or (first.default is first.empty and first.name not in options and first.name != "device"))
+    )
+    rest = [str(p) for p in params if p.name not in ("meta", "device", "self")]
+    wanted = "def __init__(" + ", ".join(["self", "meta", 'device="cpu"', *rest]) + ")"
+    if not takes_meta:
+        return f"{name}{sig} does not take the model's entry as its first argument; {CONSTRUCTOR}: declare {wanted}"
+    if "device" not in sig.parameters and not var_kw:
+        return f"{name}{sig} takes no device; {CONSTRUCTOR}: declare {wanted}"
+    unknown = [k for k in options if k not in sig.parameters and not var_kw]
+    if unknown:
+        return (
+            f"{name}{sig} takes no option {', '.join(sorted(unknown))} (from the entry's options or --option); "
+            f"rename or drop it, or add it to the constructor ({CONSTRUCTOR})"
+        )
+    return f"{name}{sig} cannot be called as {name}(meta, device={device!r}, **{sorted(options)}): {reason}; {CONSTRUCTOR}"
 
 
 def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **overrides):
@@ -400,6 +479,9 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
     check_option_values(meta, accepts, options)
     if "protocol" in accepts:
         options["protocol"] = get_protocol(protocol or DEFAULT_PROTOCOL)
+    mismatch = _constructor_mismatch(factory, meta, device, options)
+    if mismatch:
+        raise ModelError(f"model {meta.name!r} (family {meta.family!r}): {mismatch}")
     from .. import hub
 
     downloads = hub.from_hub(meta.revision, options.get("path"))
@@ -410,7 +492,10 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
     except ImportError as exc:  # a package the wrapper imports when it builds the model
         raise missing_package(meta.name, meta.family, exc) from exc
     except TypeError as exc:
-        raise ModelError(f"model {meta.name!r}: bad options {sorted(options)} for family {meta.family!r} ({exc})") from exc
+        raise ModelError(
+            f"model {meta.name!r}: family {meta.family!r} raised TypeError while building it with options "
+            f"{sorted(options)} ({exc})"
+        ) from exc
     except (ValueError, OverflowError) as exc:  # the wrapper refused a value (its message names it)
         shown = ", ".join(f"{k}={v!r}" for k, v in sorted(options.items()) if k != "protocol")
         raise ModelError(f"model {meta.name!r}: bad option value ({exc}); options given: {shown}") from exc

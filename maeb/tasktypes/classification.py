@@ -146,6 +146,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
             raise DataError(
                 f"cross-validation with n_splits = {p['n_splits']} needs at least that many clips; the split has {len(y)}"
             )
+        balance_notice(emb, y, y, p, f"{split} split (cross-validation)", (p["n_splits"] - 1) / p["n_splits"])
         folds = KFold(n_splits=p["n_splits"], shuffle=True, random_state=p["seed"])
         results, idxs = [], None
         correct = np.zeros(len(y))
@@ -169,11 +170,13 @@ def evaluate(data, split, emb, spec, state) -> dict:
             chosen, idxs = undersample(y_train, idxs, p["samples_per_label"], p["seed"])
             draws.append(chosen)
         union = sorted(set().union(*draws))
-        x_union, ok = emb.audio([train[audio][i] for i in union])
+        with emb.on_split(spec.data.train_split):
+            x_union, ok = emb.audio([train[audio][i] for i in union])
         if ok.all():
             break
         bad = {union[j] for j in np.flatnonzero(~ok)}
         train = train.where([i not in bad for i in range(len(train))])
+    balance_notice(emb, y_train, y_test, p, f"{spec.data.train_split} split")
     position = {row: j for j, row in enumerate(union)}
     results = []
     correct = np.zeros(len(y_test))
@@ -184,3 +187,38 @@ def evaluate(data, split, emb, spec, state) -> dict:
         correct += (pred == y_test) / len(draws)
     emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
     return mean_scores(results)
+
+
+def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> None:
+    """A warning (logged and kept in the result) when the few-shot protocol meets data it was not
+    made for: a class with fewer training clips than samples_per_label (every draw then holds all
+    of them, the other classes samples_per_label each), or an evaluation split dominated by one
+    class (a probe trained on balanced draws seldom favours it, so accuracy falls below the
+    majority share). It names the levels to read accuracy against: the majority share (always
+    answering that class) and 1 / classes (guessing). kept: the share of the pool a training fold
+    holds under cross-validation."""
+    labels, counts = np.unique(np.asarray(y_train), return_counts=True)
+    eval_labels, eval_counts = np.unique(np.asarray(y_eval), return_counts=True)
+    if len(eval_labels) < 2:
+        return
+    parts = []
+    small = [(str(c), int(n)) for c, n in zip(labels, counts) if n * kept < p["samples_per_label"]]
+    if small:
+        named = ", ".join(f"{c!r} ({n})" for c, n in sorted(small, key=lambda x: x[1])[:3])
+        more = f" and {len(small) - 3} more" if len(small) > 3 else ""
+        parts.append(
+            f"{len(small)} of {len(labels)} classes have fewer clips in the {pool} than samples_per_label = "
+            f"{p['samples_per_label']}: {named}{more}; every draw trains on all of them"
+        )
+    k = len(set(labels.tolist()) | set(eval_labels.tolist()))  # the classes a guess picks from
+    top = int(np.argmax(eval_counts))
+    share = float(eval_counts[top] / eval_counts.sum())
+    if share >= min(0.8, max(0.5, 2 / k)):
+        parts.append(
+            f"the evaluation split is {100 * share:.1f}% {str(eval_labels[top])!r}: always answering it scores "
+            f"{100 * share:.1f}% accuracy and guessing {100 / k:.1f}% ({k} classes), and a probe trained on "
+            "balanced draws seldom favours the majority, so accuracy can fall below the majority share "
+            "(macro f1 weighs the classes equally)"
+        )
+    if parts:
+        emb.warn(f"task {emb.context}: " + "; ".join(parts))

@@ -6,8 +6,9 @@ task-wide random.Random(seed). MAEB embeds every clip (max_fraction_of_documents
 list-valued labels are hierarchical levels, each scored on its own.
 
 `n_bootstrap` is what mteb calls `n_clusters` (it counts fits, not clusters). Specs may use either
-name; the parsed protocol and result files keep mteb's `n_clusters`, so result identities and files
-are those of runs before the rename."""
+name. The parsed protocol and the run identity keep mteb's `n_clusters`, so identities of results
+written before the rename still match; a result's `maeb.parameters` (and TaskResult.parameters,
+also for older files) say `n_bootstrap`."""
 
 from __future__ import annotations
 

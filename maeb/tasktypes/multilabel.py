@@ -115,7 +115,8 @@ def evaluate(data, split, emb, spec, state) -> dict:
     train_labels = _as_label_lists(train[label], f"{spec.name} {spec.data.train_split}")
     draws = [grow_sample(train_labels, p["samples_per_label"], state.np_rng) for _ in range(p["n_experiments"])]
     union = list(set(itertools.chain.from_iterable(draws)))  # mteb encodes them in this (set) order
-    x_union, ok = emb.audio([train[audio][i] for i in union])
+    with emb.on_split(spec.data.train_split):
+        x_union, ok = emb.audio([train[audio][i] for i in union])
     if not ok.all():
         raise DataError(f"{spec.name}: {int((~ok).sum())} drawn training clips are undecodable; fix or drop them in the data")
     position = {row: j for j, row in enumerate(union)}
