@@ -129,6 +129,7 @@ def evaluate(
     perturb: str | Iterable[str] | None = None,
     long_audio: str | None = None,
     duration_buckets: str | Iterable[float] | None = None,
+    stability_replays: int | None = None,
 ) -> list[TaskResult]:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
@@ -143,7 +144,9 @@ def evaluate(
     "noise:snr=5"); results are labelled and go to an experiments folder. long_audio: a
     maeb.windows policy ("mean", "max", "mean:window=10,hop=5") for clips longer than the model's
     window, likewise labelled. duration_buckets: edges in seconds ("10,30,60" or numbers) to also
-    score each task by clip duration (maeb.durations)."""
+    score each task by clip duration (maeb.durations). stability_replays: probe refits on perturbed
+    vectors that measure each score's numeric-noise band (maeb.stability; default 1, 0 for none),
+    recorded as the result's maeb.stability."""
     from .cache import default_cache_dir
     from .protocols import DEFAULT_PROTOCOL
 
@@ -176,6 +179,7 @@ def evaluate(
         perturb=(perturb,) if isinstance(perturb, str) else tuple(perturb or ()),
         long_audio=long_audio,
         duration_buckets=_edges(duration_buckets),
+        **({} if stability_replays is None else {"stability_replays": int(stability_replays)}),
     )
     return run(meta, specs, cfg, encoder=encoder).results
 

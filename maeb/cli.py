@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--protocol",
         default=None,
         help="reference protocol: mteb-2.26 (default: mteb 2.26.24, which the published MAEB results' evaluators "
-        "match) or paper (the MAEB-introduction code's caps and batching); recorded in every result "
+        "match), paper (the MAEB-introduction code's caps and batching) or mteb-2.26-stable (its probes on standardised "
+        "features, fit to convergence: scores that do not depend on the machine; not mteb's); recorded in every result "
         "(`maeb list protocols`)",
     )
     run.add_argument(
@@ -126,6 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="EDGES",
         help="also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
         "for task types scored as a mean over clips; shown by python -m maeb.durations",
+    )
+    run.add_argument(
+        "--stability-replays",
+        type=_replays,
+        default=None,
+        metavar="N",
+        help="refits of each probe on vectors perturbed by the size of another machine's rounding, for the score's "
+        "band (maeb.stability; default 1, about +25%% of the evaluator's time; 0: none)",
     )
     run.add_argument("--overwrite", action="store_true", help="re-run tasks that already have a result file")
     run.add_argument(
@@ -238,6 +247,15 @@ def build_parser() -> argparse.ArgumentParser:
     lite.add_argument("--check", action="store_true", help="compare the run with the committed reference, cell by cell")
     lite.add_argument("--reference", type=Path, help="reference results to --check against (default: the committed run)")
     lite.add_argument("--tolerance", type=float, default=1e-6, help="largest score difference a --check accepts")
+    lite.add_argument(
+        "--tasks", nargs="+", metavar="T", help="only these MAEB-lite tasks (a --check then checks only their cells)"
+    )
+    lite.add_argument(
+        "--stability-replays",
+        type=_replays,
+        metavar="N",
+        help="probe refits on perturbed vectors per task, for each score's band (default 1; 0: none)",
+    )
     lite.add_argument("--cache-dir", type=Path)
     lite.add_argument("--quiet", action="store_true")
 
@@ -276,6 +294,13 @@ def _duration_edges(text: str | None):
     from .durations import parse_edges
 
     return parse_edges(text)
+
+
+def _replays(text: str) -> int:
+    """--stability-replays: a whole number, 0 or more (argparse reports anything else in one line)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number of replays (0 for none), not {text!r}")
+    return int(text)
 
 
 def _judge_endpoint(args):
@@ -358,6 +383,7 @@ def cmd_run(args) -> int:
         perturb=tuple(args.perturb),
         long_audio=args.long_audio,
         duration_buckets=_duration_edges(args.duration_buckets),
+        **({} if args.stability_replays is None else {"stability_replays": args.stability_replays}),
     )
     if args.long_audio or args.perturb:
         from .windows import check_combination, parse
@@ -556,6 +582,8 @@ def cmd_lite(args) -> int:
         check=args.check,
         reference=args.reference,
         tolerance=args.tolerance,
+        tasks=args.tasks,
+        stability_replays=args.stability_replays,
     )
 
 
@@ -572,7 +600,8 @@ def _list_protocols(as_json: bool) -> int:
         return 0
     for p in PROTOCOLS.values():
         print(f"{p.name}{' (default)' if p.name == DEFAULT_PROTOCOL else ''}: {p.reference}")
-        print(f"  resampler {p.resampler}; text documents {p.text_documents}")
+        probe = f"; probe {p.probe}, vectors of {p.embeds_as}" if p.probe != "mteb" else ""
+        print(f"  resampler {p.resampler}; text documents {p.text_documents}{probe}")
         for family, table in p.families.items():
             for arch in table:
                 merged = p.family_rules(family, None if arch == "*" else arch)
