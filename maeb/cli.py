@@ -198,6 +198,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="md/html/csv: a column per task (plain --per-task), or a table of tasks as rows and models as columns "
         "(json always holds every task's score)",
     )
+    board.add_argument(
+        "--uncertainty",
+        nargs="?",
+        const=1000,
+        type=int,
+        metavar="DRAWS",
+        help="md/html/json: each rank's interval and the groups of models it cannot tell apart (bootstrap over tasks, "
+        "the results' few-shot experiments and stability bands; default 1000 draws), task scores with their intervals",
+    )
 
     sel = sub.add_parser("select", help="choose a non-redundant task subset (MAEB's procedure)")
     sel.add_argument("--results", nargs="+", type=Path, required=True)
@@ -481,6 +490,11 @@ def cmd_leaderboard(args) -> int:
         if args.tasks:
             scope += f" (tasks {', '.join(args.tasks)})"
         raise MaebError(f"no results for {scope} under {', '.join(map(str, args.results))}")
+    if args.uncertainty:
+        from .uncertainty import compute
+
+        board.uncertainty = compute(board, draws=args.uncertainty, extra_results=[p for p in args.results if p.is_dir()])
+        print(f"maeb: uncertainty: {board.uncertainty.summary()}", file=sys.stderr)
     text = render(board, args.format, args.per_task)
     if args.out:
         from .results import write_text_atomic

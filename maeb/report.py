@@ -116,7 +116,19 @@ def to_json(board: Board) -> dict:
             }
             for r in board.rows
         ],
+        **({"uncertainty": board.uncertainty.as_dict()} if board.uncertainty is not None else {}),
     }
+
+
+def _task_pct(board: Board, row, task: str) -> str:
+    """A task score in %, with its interval when the board carries maeb.uncertainty's."""
+    value = row.tasks.get(task)
+    return board.uncertainty.cell_text(row.model, task, value) if board.uncertainty is not None else _pct(value)
+
+
+def _rank_columns(board: Board, row) -> list[str]:
+    u = board.uncertainty
+    return [] if u is None else [u.rank_text(row.model), str(u.group_of(row.model))]
 
 
 def _pct(value) -> str:
@@ -132,17 +144,22 @@ def to_markdown(board: Board, per_task=None) -> str:
     head += [g.title() for g in groups] + [d.title() for d in board.domains]
     tasks = [t.name for t in board.tasks] if orientation == "columns" else []
     head += tasks
+    if board.uncertainty is not None:
+        head[2:2] = ["Rank interval", "Group"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in board.rows:
-        cells = [str(r.rank), r.model, _pct(r.mean_task), _pct(r.mean_tasktype), f"{r.n_tasks}/{len(board.tasks)}"]
+        cells = [str(r.rank), r.model, *_rank_columns(board, r), _pct(r.mean_task), _pct(r.mean_tasktype)]
+        cells += [f"{r.n_tasks}/{len(board.tasks)}"]
         cells += [_pct(r.types.get(t)) for t in board.types] + [_pct(r.groups.get(g)) for g in groups]
-        cells += [_pct(r.domains.get(d)) for d in board.domains] + [_pct(r.tasks.get(t)) for t in tasks]
+        cells += [_pct(r.domains.get(d)) for d in board.domains] + [_task_pct(board, r, t) for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
     title = (
         f"**{_title(board)}**: {len(board.rows)} models, {len(board.tasks)} tasks; scores in %, empty means = a task is missing."
     )
     if board.missing_tasks:
         title += f" No results at all for: {', '.join(board.missing_tasks)}."
+    if board.uncertainty is not None:
+        title += f" Uncertainty: {board.uncertainty.summary()}."
     text = title + "\n\n" + "\n".join(lines) + "\n"
     if orientation == "rows":
         text += "\n" + to_markdown_by_task(board)
@@ -154,7 +171,7 @@ def to_markdown_by_task(board: Board) -> str:
     names = _short_names(board)
     lines = ["| Task | Type | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for t in board.tasks:
-        cells = [_pct(r.tasks.get(t.name)) or "–" for r in board.rows]
+        cells = [_task_pct(board, r, t.name) or "–" for r in board.rows]
         lines.append(f"| {t.name} | {t.type} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -272,7 +289,7 @@ def _tasks_table(board: Board) -> str:
     rows = []
     for t in board.tasks:
         cells = [_cell(t.name, html.escape(t.name)), _cell(t.type, html.escape(t.type))]
-        cells += [_cell(r.tasks.get(t.name), _pct(r.tasks.get(t.name))) for r in board.rows]
+        cells += [_cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name))) for r in board.rows]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         '<h2>Tasks</h2>\n<table id="tasks"><thead><tr>'
@@ -285,17 +302,25 @@ def to_html(board: Board, per_task=None) -> str:
     orientation = _orientation(per_task)
     task_cols = [t.name for t in board.tasks] if orientation == "columns" else []
     head = ["Rank (Borda)", "Model", "Mean (Task)", "Mean (TaskType)", "Tasks", *board.types, *task_cols]
+    if board.uncertainty is not None:
+        head[2:2] = ["Rank interval", "Group"]
     rows = []
     for r in board.rows:
+        u = board.uncertainty
         cells = [
             (r.rank, str(r.rank)),
             (r.model, html.escape(r.model)),
+            *(
+                []
+                if u is None
+                else [(u.rank_low[r.model], html.escape(u.rank_text(r.model))), (u.group_of(r.model), str(u.group_of(r.model)))]
+            ),
             (r.mean_task, _pct(r.mean_task)),
             (r.mean_tasktype, _pct(r.mean_tasktype)),
             (r.n_tasks, str(r.n_tasks)),
         ]
         cells += [(r.types.get(t), _pct(r.types.get(t))) for t in board.types]
-        cells += [(r.tasks.get(t), _pct(r.tasks.get(t))) for t in task_cols]
+        cells += [(r.tasks.get(t), html.escape(_task_pct(board, r, t))) for t in task_cols]
         rows.append(f"<tr>{''.join(_cell(v, text) for v, text in cells)}</tr>")
     title = html.escape(_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
     data = json.dumps(to_json(board)).replace("</", "<\\/")
@@ -304,6 +329,8 @@ def to_html(board: Board, per_task=None) -> str:
     else:
         domains = '<p id="radars">No task of this board records a domain.</p>'
     tasks_table = _tasks_table(board) if orientation == "rows" else ""
+    if board.uncertainty is not None:
+        tasks_table = f'<p id="uncertainty">Uncertainty: {html.escape(board.uncertainty.summary())}.</p>\n{tasks_table}'
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} leaderboard</title>
 <style>
