@@ -106,7 +106,9 @@ def _kernels() -> list[str]:
 
 
 def _check(lite_data, tmp_path, out: Path, coretype: str | None, reference: Path | None = None):
-    env = {**os.environ, "HF_HOME": str(tmp_path / "hf")}
+    # one BLAS thread: small probe fits crawl with two on a busy machine (the reference's band covers
+    # one thread too: scripts/lite_reference.py)
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "OPENBLAS_NUM_THREADS": "1"}
     env.pop("OPENBLAS_CORETYPE", None)
     if coretype:
         env["OPENBLAS_CORETYPE"] = coretype
