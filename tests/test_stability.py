@@ -143,7 +143,12 @@ def test_the_band_is_a_report_not_part_of_the_score_or_identity(repo, tmp_path):
 
 def test_types_without_a_probe_are_recorded_exact(repo):
     """No replay runs for them (their data is not even read) and the record says why."""
-    for kind, why in (("clustering", "k-means"), ("retrieval", "rankings"), ("pair_classification", "average precision")):
+    for kind, why in (
+        ("clustering", "k-means"),
+        ("retrieval", "rankings"),
+        ("pair_classification", "average precision"),
+        ("event_detection", "standardised"),
+    ):
         spec = replace(spec_of(repo, "classification"), type=kind)
         record = measure(spec, None, None, {}, replays=3)
         assert record["method"] == "exact" and record["band"] == 0.0 and why in record["why"]
