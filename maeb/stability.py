@@ -181,6 +181,15 @@ def simulate(samples: list[float], experiments: int, rng: np.random.Generator, m
     return values[rng.integers(0, len(values), size=(machines, experiments))].mean(axis=1)
 
 
+def quantum(spec, data) -> float:
+    """One evaluation clip's share of the board's score: the smallest move a flip of one clip's
+    prediction makes (mean over subsets of the first split). A probe's band from a few replays
+    can be 0 where a rarer flip still happens on another machine; `lite --check` allows this."""
+    split = spec.data.eval_splits[0]
+    sizes = [len(tables[split]) for tables in data.values() if hasattr(tables.get(split), "__len__")]
+    return _round(min(1.0 / (n * len(sizes)) for n in sizes)) if sizes and min(sizes) > 0 else 0.0
+
+
 def measure(spec, data, emb, base: dict, replays: int, eps: float = EPS, evaluation_seconds: float = 0.0) -> dict:
     """The stability record of one task's result (`maeb.stability`): its replays, the spread of
     its main score, its band, and the band of every entry-level metric by lite --check's path."""
@@ -226,6 +235,7 @@ def measure(spec, data, emb, base: dict, replays: int, eps: float = EPS, evaluat
             "std": _round(float(main_moves.std())),
         },
         "band": _round(float(np.abs(main_moves).max())),
+        "quantum": quantum(spec, data),
         "metrics": bands,
         "seconds": round(time.perf_counter() - started, 3),
         "evaluation_seconds": round(evaluation_seconds, 3),

@@ -3,13 +3,15 @@
   python scripts/lite_reference.py --work /tmp/lite-ref [--replays 40] [--keep-scores results/maeb-lite]
 
 1. The native run: `python -m maeb lite --stability-replays N` with a fresh cache (the band from
-   N replays of each probe, maeb.stability).
+   N replays of each probe, maeb.stability), with one BLAS and OpenMP thread: small probe fits
+   run five times faster so on a busy machine, and the thread count is one of the set-ups.
 2. The same run under other numeric set-ups, each in a fresh process with a fresh cache (vectors
-   and evaluators both recomputed): OpenBLAS's Haswell and Prescott kernels and one thread
-   (OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, OMP_NUM_THREADS; what the machine can run).
-3. Each cell's `maeb.stability.machines` records every set-up's main score (and, with
-   --keep-scores, the previous reference's: another machine's run), and the band becomes the
-   largest of the replays' band and the set-ups' largest move, for the main score and for every
+   and evaluators both recomputed): OpenBLAS's Haswell and Prescott kernels (one thread each), and
+   the machine's default threads (OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, OMP_NUM_THREADS).
+3. Each cell's `maeb.stability.machines` records every set-up's main score, those of --observe
+   folders (other runs of the same code: another machine's, evaluators alone under another
+   kernel) and, with --keep-scores, the previous reference's, and the band becomes the largest
+   of the replays' band and the observed largest move, for the main score and for every
    entry-level metric (what `lite --check` allows).
 4. The reference folder gets the native run's result files, except that --keep-scores keeps the
    previous reference's file (its scores and fingerprints) for a cell whose scores differ from
@@ -33,10 +35,12 @@ from maeb.lite.runner import leaderboard, reference_dir
 from maeb.numeric_env import summary
 from maeb.results import write_json_atomic
 
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+NATIVE = ONE_THREAD
 SETUPS = {
-    "openblas-Haswell": {"OPENBLAS_CORETYPE": "Haswell"},
-    "openblas-Prescott": {"OPENBLAS_CORETYPE": "Prescott"},
-    "one-thread": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+    "openblas-Haswell": {"OPENBLAS_CORETYPE": "Haswell", **ONE_THREAD},
+    "openblas-Prescott": {"OPENBLAS_CORETYPE": "Prescott", **ONE_THREAD},
+    "default-threads": {},
 }
 
 
@@ -61,6 +65,17 @@ def entry_numbers(data: dict) -> dict[str, float]:
 def main_of(data: dict) -> float:
     entries = next(iter(data["scores"].values()))
     return sum(e["main_score"] for e in entries) / len(entries)
+
+
+def quantum_of(task: str, lite_dir: Path) -> float:
+    """maeb.stability.quantum of a MAEB-lite task (for results written before it was recorded)."""
+    from maeb import catalog
+    from maeb.context import RunContext
+    from maeb.loader import load_task
+    from maeb.stability import quantum
+
+    spec = catalog.find_task(task)
+    return quantum(spec, load_task(spec, RunContext(cache_dir=lite_dir.parent, lite_dir=lite_dir)))
 
 
 def merge(native: dict, observed: dict[str, dict], kept: dict | None) -> tuple[dict, list[str]]:
@@ -101,17 +116,22 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="working folder (runs, caches, the build)")
     parser.add_argument("--replays", type=int, default=40)
     parser.add_argument("--setups", nargs="*", default=list(SETUPS), choices=list(SETUPS))
+    parser.add_argument("--only", action="store_true", help="run the native run and the set-ups, then stop")
     parser.add_argument("--keep-scores", type=Path, help="the previous reference: keep its files where the scores differ")
+    parser.add_argument("--observe", type=Path, nargs="*", default=[], help="other runs' result folders to fold in")
     parser.add_argument("--out", type=Path, default=reference_dir())
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     previous = _results(args.keep_scores) if args.keep_scores else {}
 
-    run_lite(args.work / "native", args.work, {}, args.replays)
+    run_lite(args.work / "native", args.work, NATIVE, args.replays)
     for name in args.setups:
         run_lite(args.work / name, args.work, SETUPS[name], 0)
+    if args.only:
+        return
     native = _results(args.work / "native")
     others = {name: _results(args.work / name) for name in args.setups}
+    others.update({f"{folder.name} (observed)": _results(folder) for folder in args.observe})
 
     staged = args.work / "reference"
     shutil.rmtree(staged, ignore_errors=True)
@@ -123,6 +143,9 @@ def main() -> None:
         observed = {name: runs[key] for name, runs in others.items() if key in runs}
         if kept is not None and not same:
             observed["previous reference (another machine)"] = kept
+        stability = data["maeb"].get("stability") or {}
+        if stability.get("method") == "replay" and "quantum" not in stability:
+            stability["quantum"] = quantum_of(task, args.work / "lite-data")
         merged, notes = merge(data, observed, kept if kept is not None and not same else None)
         if kept is not None and same:
             configurations = merged["maeb"]["stability"]["machines"]["configurations"]

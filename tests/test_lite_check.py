@@ -18,7 +18,9 @@ from maeb.lite.check import compare, report
 from maeb.lite.runner import reference_dir
 
 
-def result(task: str, accuracy: float, band: float | None = None, arch: str = "SkylakeX", vectors: str = "v1") -> dict:
+def result(
+    task: str, accuracy: float, band: float | None = None, arch: str = "SkylakeX", vectors: str = "v1", quantum=0.0
+) -> dict:
     entry = {"accuracy": accuracy, "f1": accuracy / 2, "main_score": accuracy, "hf_subset": "default", "languages": ["eng-Latn"]}
     entry["scores_per_experiment"] = [{"accuracy": accuracy + 0.05}, {"accuracy": accuracy - 0.05}]
     maeb = {
@@ -30,7 +32,14 @@ def result(task: str, accuracy: float, band: float | None = None, arch: str = "S
     }
     if band is not None:
         metrics = {"test[0].accuracy": band, "test[0].main_score": band, "test[0].f1": band / 2}
-        maeb["stability"] = {"method": "replay", "replays": 4, "eps": "1e-07", "band": band, "metrics": metrics}
+        maeb["stability"] = {
+            "method": "replay",
+            "replays": 4,
+            "eps": "1e-07",
+            "band": band,
+            "quantum": quantum,
+            "metrics": metrics,
+        }
     return {"task_name": task, "scores": {"test": [entry]}, "maeb": maeb}
 
 
@@ -59,6 +68,17 @@ def test_a_cell_passes_within_its_band_and_fails_outside(tmp_path):
     line = next(x for x in text.splitlines() if x.startswith("  m/b / Probe"))
     assert "outside its band of ±0.0200" in line and "vectors differ" in line
     assert "reference openblas 0.3 SkylakeX x2; Some CPU; run openblas 0.3 Haswell x2; Some CPU" in line
+
+
+def test_a_probe_cell_whose_replays_never_moved_may_still_move_by_one_clip(tmp_path):
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    write(ref, "m/a", result("One", 0.90, band=0.0, quantum=0.0125))
+    write(ref, "m/a", result("Two", 0.90, band=0.0, quantum=0.0125))
+    write(run, "m/a", result("One", 0.9125))
+    write(run, "m/a", result("Two", 0.925))
+    cells = {c.task: c for c in compare(ref, run)}
+    assert cells["One"].agrees and cells["One"].within_band and cells["One"].source == "one clip"
+    assert not cells["Two"].agrees and "outside its band of ±0.0125 (one clip)" in cells["Two"].cause
 
 
 def test_an_exact_cell_compares_every_number(tmp_path):
