@@ -149,6 +149,7 @@ def evaluate(
     long_audio: str | None = None,
     duration_buckets: str | Iterable[float] | None = None,
     raise_error: bool = True,
+    stability_replays: int | None = None,
 ) -> Results:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
@@ -165,7 +166,9 @@ def evaluate(
     window, likewise labelled. duration_buckets: edges in seconds ("10,30,60" or numbers) to also
     score each task by clip duration (maeb.durations). raise_error: True (mteb's default) stops at
     the first task that cannot load or evaluate; False logs it, runs the others and lists it in
-    the returned list's `failed` ({task: one-line reason}; nothing is written for it)."""
+    the returned list's `failed` ({task: one-line reason}; nothing is written for it). stability_replays: probe refits on
+    perturbed vectors that measure each score's numeric-noise band (maeb.stability; default 1, 0 for
+    none), recorded as the result's maeb.stability."""
     from .cache import default_cache_dir
     from .protocols import DEFAULT_PROTOCOL
 
@@ -199,6 +202,7 @@ def evaluate(
         long_audio=long_audio,
         duration_buckets=_edges(duration_buckets),
         raise_error=raise_error,
+        **({} if stability_replays is None else {"stability_replays": int(stability_replays)}),
     )
     summary = run(meta, specs, cfg, encoder=encoder)
     return Results(summary.results, summary.failed)

@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--protocol",
         default=None,
         help="reference protocol: mteb-2.26 (default: mteb 2.26.24, which the published MAEB results' evaluators "
-        "match) or paper (the MAEB-introduction code's caps and batching); recorded in every result "
+        "match), paper (the MAEB-introduction code's caps and batching) or mteb-2.26-stable (its probes on standardised "
+        "features, fit to convergence: scores that do not depend on the machine; not mteb's); recorded in every result "
         "(`maeb list protocols`)",
     )
     run.add_argument(
@@ -139,6 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="EDGES",
         help="also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
         "for task types scored as a mean over clips; shown by python -m maeb.durations",
+    )
+    run.add_argument(
+        "--stability-replays",
+        type=_replays,
+        default=None,
+        metavar="N",
+        help="refits of each probe on vectors perturbed by the size of another machine's rounding, for the score's "
+        "band (maeb.stability; default 1, about +25%% of the evaluator's time; 0: none)",
     )
     run.add_argument("--overwrite", action="store_true", help="re-run tasks that already have a result file")
     run.add_argument(
@@ -215,6 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="rank only runs of the plain protocol: leave out mteb's experiments folders (runs with --perturb, "
         "--long-audio, --resampler, --option ...), which are otherwise rows of their own, 'model [setting]'",
     )
+    board.add_argument(
+        "--uncertainty",
+        nargs="?",
+        const=1000,
+        type=int,
+        metavar="DRAWS",
+        help="md/html/json: each rank's interval and the groups of models it cannot tell apart (bootstrap over tasks, "
+        "the results' few-shot experiments and stability bands; default 1000 draws), task scores with their intervals",
+    )
 
     sel = sub.add_parser("select", help="choose a non-redundant task subset (MAEB's procedure)")
     sel.add_argument("--results", nargs="+", type=Path, required=True)
@@ -264,6 +282,15 @@ def build_parser() -> argparse.ArgumentParser:
     lite.add_argument("--check", action="store_true", help="compare the run with the committed reference, cell by cell")
     lite.add_argument("--reference", type=Path, help="reference results to --check against (default: the committed run)")
     lite.add_argument("--tolerance", type=float, default=1e-6, help="largest score difference a --check accepts")
+    lite.add_argument(
+        "--tasks", nargs="+", metavar="T", help="only these MAEB-lite tasks (a --check then checks only their cells)"
+    )
+    lite.add_argument(
+        "--stability-replays",
+        type=_replays,
+        metavar="N",
+        help="probe refits on perturbed vectors per task, for each score's band (default 1; 0: none)",
+    )
     lite.add_argument("--cache-dir", type=Path)
     lite.add_argument("--quiet", action="store_true")
 
@@ -302,6 +329,13 @@ def _duration_edges(text: str | None):
     from .durations import parse_edges
 
     return parse_edges(text)
+
+
+def _replays(text: str) -> int:
+    """--stability-replays: a whole number, 0 or more (argparse reports anything else in one line)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number of replays (0 for none), not {text!r}")
+    return int(text)
 
 
 def _judge_endpoint(args):
@@ -385,6 +419,7 @@ def cmd_run(args) -> int:
         long_audio=args.long_audio,
         duration_buckets=_duration_edges(args.duration_buckets),
         raise_error=args.raise_error or len(specs) == 1,
+        **({} if args.stability_replays is None else {"stability_replays": args.stability_replays}),
     )
     if args.ray:
         from .distributed import require_ray
@@ -515,6 +550,11 @@ def cmd_leaderboard(args) -> int:
         if args.tasks:
             scope += f" (tasks {', '.join(args.tasks)})"
         raise MaebError(f"no results for {scope} under {where}")
+    if args.uncertainty:
+        from .uncertainty import compute
+
+        board.uncertainty = compute(board, draws=args.uncertainty, extra_results=[p for p in args.results if p.is_dir()])
+        print(f"maeb: uncertainty: {board.uncertainty.summary()}", file=sys.stderr)
     text = render(board, args.format, args.per_task)
     if args.out:
         from .results import write_text_atomic
@@ -616,6 +656,8 @@ def cmd_lite(args) -> int:
         check=args.check,
         reference=args.reference,
         tolerance=args.tolerance,
+        tasks=args.tasks,
+        stability_replays=args.stability_replays,
     )
 
 
@@ -632,7 +674,8 @@ def _list_protocols(as_json: bool) -> int:
         return 0
     for p in PROTOCOLS.values():
         print(f"{p.name}{' (default)' if p.name == DEFAULT_PROTOCOL else ''}: {p.reference}")
-        print(f"  resampler {p.resampler}; text documents {p.text_documents}")
+        probe = f"; probe {p.probe}, vectors of {p.embeds_as}" if p.probe != "mteb" else ""
+        print(f"  resampler {p.resampler}; text documents {p.text_documents}{probe}")
         for family, table in p.families.items():
             for arch in table:
                 merged = p.family_rules(family, None if arch == "*" else arch)

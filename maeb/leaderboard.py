@@ -96,6 +96,11 @@ class Board:
     missing_tasks: list[str] = field(default_factory=list)  # in the benchmark, in nobody's results
     task_filter: list[str] | None = None  # --tasks: the board covers only these tasks
     notes: list[str] = field(default_factory=list)  # what the reader noticed without rejecting anything
+    # what maeb.uncertainty needs: each task's per-model means that vote in the Borda count (partial
+    # ones too) and the scores behind them (their files hold the few-shot experiments and bands)
+    partial: dict[str, dict[str, float]] = field(default_factory=dict)
+    cells: dict[tuple[str, str], list[Score]] = field(default_factory=dict)
+    uncertainty: object | None = None  # a maeb.uncertainty.Uncertainty, when asked for
 
     @property
     def types(self) -> list[str]:
@@ -122,6 +127,7 @@ def aggregate(
     subsets = subsets or {}
     wanted = None if tasks is None else set(tasks)
     values: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)
+    kept: dict[tuple[str, str], dict[tuple[str, str], Score]] = defaultdict(dict)
     revisions: dict[str, set[str]] = defaultdict(set)
     leaks: dict[tuple[str, str], int] = {}
     for s in scores:
@@ -130,6 +136,7 @@ def aggregate(
         if s.task in subsets and s.subset not in subsets[s.task]:
             continue
         values[(s.model, s.task)][(s.split, s.subset)] = s.value
+        kept[(s.model, s.task)][(s.split, s.subset)] = s
         revisions[s.model].add(s.revision)
         if s.shared_clips:
             leaks[(s.model, s.task)] = max(leaks.get((s.model, s.task), 0), s.shared_clips)
@@ -186,7 +193,8 @@ def aggregate(
         row.rank = int(final[row.model])
     rows.sort(key=lambda r: (r.rank, -(r.mean_task if r.mean_task is not None else -1.0), r.model))
     missing = [t for t in (tasks or []) if t not in present]
-    board = Board(benchmark, task_list, rows, missing)
+    cells = {key: list(combos.values()) for key, combos in kept.items()}
+    board = Board(benchmark, task_list, rows, missing, partial={t: dict(partial[t]) for t in present}, cells=cells)
     hidden = sorted(set(ranked) - set(models))
     if hidden:
         shown = ", ".join(f"{m} (rank {int(final[m])})" for m in hidden[:5]) + (" ..." if len(hidden) > 5 else "")

@@ -11,6 +11,11 @@ file. Every result records the protocol it followed (`maeb.protocol`).
   releases 2.12-2.18), so the newest release is the reference.
 - "paper": the length caps and batching of the commit that introduced MAEB (a79aefed5), which is
   what the paper describes (wav2vec2-style encoders cut at 30 s), with 2.26.24's evaluators.
+- "mteb-2.26-stable" (opt-in): mteb-2.26's vectors and draws, but the classification and
+  multilabel probes fit standardised features to convergence (maeb.tasktypes.probe), so their
+  scores do not depend on the machine's rounding (mteb's unconverged probe turns last-bit
+  differences into points: maeb.stability). Not mteb's numbers; its results go to the
+  experiments folder like any other protocol's, and it reuses mteb-2.26's cached vectors.
 """
 
 from __future__ import annotations
@@ -30,6 +35,13 @@ class Protocol:
     # family -> architecture (a transformers model_type, or "*") -> wrapper settings
     families: dict[str, dict[str, dict]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    probe: str = "mteb"  # the classification probe (maeb.tasktypes.probe): "mteb" or "standardized"
+    vectors: str | None = None  # a protocol whose vectors this one shares (it changes only evaluators)
+
+    @property
+    def embeds_as(self) -> str:
+        """The protocol name that keys this protocol's cached vectors."""
+        return self.vectors or self.name
 
     def family_rules(self, family: str, arch: str | None = None) -> dict:
         table = self.families.get(family, {})
@@ -41,6 +53,7 @@ class Protocol:
             "reference": self.reference,
             "resampler": resampler or self.resampler,
             "text_documents": self.text_documents,
+            **({"probe": self.probe} if self.probe != "mteb" else {}),
         }
 
 
@@ -189,6 +202,19 @@ PROTOCOLS: dict[str, Protocol] = {
         notes=(
             "no published MAEB score comes from a79aefed5: the public results were written by several states of "
             "mteb's maeb branch (stamped 1.38.33, 2.1.13, 2.4.2) and by releases 2.12-2.18",
+        ),
+    ),
+    "mteb-2.26-stable": Protocol(
+        name="mteb-2.26-stable",
+        reference="mteb 2.26.24's vectors, draws and metrics; probes on standardised features fit to convergence (not mteb's numbers)",
+        resampler="torchaudio-sinc-hann",
+        text_documents="title-text-strip",
+        families=_MTEB_2_26,
+        probe="standardized",
+        vectors="mteb-2.26",
+        notes=(
+            "classification and multilabel scores do not move with the machine's last bits (see maeb.stability); "
+            "they differ from mteb's and the published leaderboard's",
         ),
     ),
 }

@@ -123,7 +123,19 @@ def to_json(board: Board) -> dict:
             }
             for r in board.rows
         ],
+        **({"uncertainty": board.uncertainty.as_dict()} if board.uncertainty is not None else {}),
     }
+
+
+def _task_pct(board: Board, row, task: str) -> str:
+    """A task score in %, with its interval when the board carries maeb.uncertainty's."""
+    value = row.tasks.get(task)
+    return board.uncertainty.cell_text(row.model, task, value) if board.uncertainty is not None else _pct(value)
+
+
+def _rank_columns(board: Board, row) -> list[str]:
+    u = board.uncertainty
+    return [] if u is None else [u.rank_text(row.model), str(u.group_of(row.model))]
 
 
 def _pct(value) -> str:
@@ -168,13 +180,16 @@ def to_markdown(board: Board, per_task=None) -> str:
     head += [g.title() for g in groups] + [d.title() for d in board.domains]
     tasks = [t.name for t in board.tasks] if orientation == "columns" else []
     head += tasks
+    if board.uncertainty is not None:
+        head[2:2] = ["Rank interval", "Group"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in board.rows:
         model = r.model + (f" {LEAK_MARK}" if r.leaks else "")
-        cells = [str(r.rank), model, _pct(r.mean_task), _pct(r.mean_tasktype), f"{r.n_tasks}/{len(board.tasks)}"]
+        cells = [str(r.rank), model, *_rank_columns(board, r), _pct(r.mean_task), _pct(r.mean_tasktype)]
+        cells += [f"{r.n_tasks}/{len(board.tasks)}"]
         cells += [_pct(r.types.get(t)) for t in board.types] + [_pct(r.groups.get(g)) for g in groups]
         cells += [_pct(r.domains.get(d)) for d in board.domains]
-        cells += [_pct(r.tasks.get(t)) + (LEAK_MARK if t in r.leaks else "") for t in tasks]
+        cells += [_task_pct(board, r, t) + (LEAK_MARK if t in r.leaks else "") for t in tasks]
         lines.append("| " + " | ".join(cells) + " |")
     title = (
         f"**{_title(board)}**: {count(len(board.rows), 'model')}, {count(len(board.tasks), 'task')}; scores in %, "
@@ -182,6 +197,8 @@ def to_markdown(board: Board, per_task=None) -> str:
     )
     if board.missing_tasks:
         title += f" No results at all for: {', '.join(board.missing_tasks)}."
+    if board.uncertainty is not None:
+        title += f" Uncertainty: {board.uncertainty.summary()}."
     text = title + "\n\n" + "\n".join(lines) + "\n"
     for note in (_experiment_note(board), _leak_note(board)):
         if note:
@@ -196,7 +213,7 @@ def to_markdown_by_task(board: Board) -> str:
     names = _short_names(board)
     lines = ["| Task | Type | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for t in board.tasks:
-        cells = [(_pct(r.tasks.get(t.name)) or "–") + (LEAK_MARK if t.name in r.leaks else "") for r in board.rows]
+        cells = [(_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") for r in board.rows]
         lines.append(f"| {t.name} | {t.type} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -336,7 +353,9 @@ def _tasks_table(board: Board) -> str:
     rows = []
     for t in board.tasks:
         cells = [_cell(t.name, html.escape(t.name)), _cell(t.type, html.escape(t.type))]
-        cells += [_cell(r.tasks.get(t.name), _pct(r.tasks.get(t.name)) + _leak_span(r, t.name)) for r in board.rows]
+        cells += [
+            _cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name)) for r in board.rows
+        ]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         '<h2>Tasks</h2>\n<table id="tasks"><thead><tr>'
@@ -349,17 +368,25 @@ def to_html(board: Board, per_task=None) -> str:
     orientation = _orientation(per_task)
     task_cols = [t.name for t in board.tasks] if orientation == "columns" else []
     head = ["Rank (Borda)", "Model", "Mean (Task)", "Mean (TaskType)", "Tasks", *board.types, *task_cols]
+    if board.uncertainty is not None:
+        head[2:2] = ["Rank interval", "Group"]
     rows = []
     for r in board.rows:
+        u = board.uncertainty
         cells = [
             (r.rank, str(r.rank)),
             (r.model, html.escape(r.model) + _leak_span(r)),
+            *(
+                []
+                if u is None
+                else [(u.rank_low[r.model], html.escape(u.rank_text(r.model))), (u.group_of(r.model), str(u.group_of(r.model)))]
+            ),
             (r.mean_task, _pct(r.mean_task)),
             (r.mean_tasktype, _pct(r.mean_tasktype)),
             (r.n_tasks, str(r.n_tasks)),
         ]
         cells += [(r.types.get(t), _pct(r.types.get(t))) for t in board.types]
-        cells += [(r.tasks.get(t), _pct(r.tasks.get(t)) + _leak_span(r, t)) for t in task_cols]
+        cells += [(r.tasks.get(t), html.escape(_task_pct(board, r, t)) + _leak_span(r, t)) for t in task_cols]
         rows.append(f"<tr>{''.join(_cell(v, text) for v, text in cells)}</tr>")
     title = html.escape(_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
     data = json.dumps(to_json(board)).replace("</", "<\\/")
@@ -368,6 +395,8 @@ def to_html(board: Board, per_task=None) -> str:
     else:
         domains = '<p id="radars">No task of this board records a domain.</p>'
     tasks_table = _tasks_table(board) if orientation == "rows" else ""
+    if board.uncertainty is not None:
+        tasks_table = f'<p id="uncertainty">Uncertainty: {html.escape(board.uncertainty.summary())}.</p>\n{tasks_table}'
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} leaderboard</title>
 <style>

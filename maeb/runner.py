@@ -34,10 +34,12 @@ from .encoders import (
 from .errors import DataError, MaebError, ModelError, SpecError
 from .identity import declared_identity, differences, encoder_identity, experiment_settings, merged_options, run_identity
 from .loader import load_task
+from .numeric_env import numeric_env
 from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 from .results import read_result, result_path, task_result, write_json_atomic, write_model_meta, write_text_atomic
 from .spec import TaskSpec
+from .stability import DEFAULT_REPLAYS
 from .taskrecord import EmbedStats, outside_encoder_note
 
 
@@ -66,6 +68,7 @@ class RunConfig:
     long_audio: str | None = None  # a maeb.windows policy ("mean", "max:window=10,hop=5"); None: the head cut
     duration_buckets: tuple[float, ...] | None = None  # edges in seconds: scores by clip duration (maeb.durations)
     raise_error: bool = True  # False: a task that cannot load or evaluate is recorded in summary.failed, the rest run
+    stability_replays: int = DEFAULT_REPLAYS  # probe refits on perturbed vectors (maeb.stability); 0: none
 
 
 @dataclass
@@ -139,6 +142,7 @@ class TaskEvaluation(NamedTuple):
     notes: dict  # what the run noticed about the data
     files: dict[str, str]  # side files the task type wrote, by relative name
     infos: dict  # split -> subset -> what the task type recorded beside its metrics
+    stability: dict | None = None  # maeb.stability's record (None: not asked for)
 
 
 def _missing_side(needs: set[str], encoder) -> str | None:
@@ -179,11 +183,17 @@ def _fitting(meta, encoder, pending, ctx, strict, summary, log) -> list:
 
 
 def evaluate_task(
-    spec: TaskSpec, emb: Embedder, on_leak: str = "warn", log=None, duration_edges: tuple[float, ...] | None = None
+    spec: TaskSpec,
+    emb: Embedder,
+    on_leak: str = "warn",
+    log=None,
+    duration_edges: tuple[float, ...] | None = None,
+    stability_replays: int | None = None,
 ) -> TaskEvaluation:
     """Scores for every eval split and subset of one task, in mteb's result shape, and what the
     run noticed about the data (clips shared between training and evaluation splits); with
-    duration_edges, each split's scores by clip duration (maeb.durations)."""
+    duration_edges, each split's scores by clip duration (maeb.durations); with
+    stability_replays, the scores' stability band (maeb.stability; 0 records that none was measured)."""
     log = log or emb.ctx.log
     kind = tasktypes.get(spec.type)
     started = time.perf_counter()
@@ -236,7 +246,14 @@ def evaluate_task(
                 infos.setdefault(split, {})[subset] = result.info
         scores[split] = entries
     notes["warnings"] = list(emb.record.warnings)  # what the run warned about this task (leaks, thin classes)
-    return TaskEvaluation(scores, time.perf_counter() - started, notes, files, infos)
+    seconds = time.perf_counter() - started
+    stability = None
+    if stability_replays is not None:
+        from .stability import measure
+
+        evaluator_seconds = seconds - emb.stats.embed_wall_seconds  # the evaluator's own time, not the encoder's
+        stability = measure(spec, data, emb, scores, stability_replays, evaluation_seconds=evaluator_seconds)
+    return TaskEvaluation(scores, seconds, notes, files, infos, stability)
 
 
 def shared_clips(spec: TaskSpec, data: dict, on_leak: str, warn) -> list[dict]:
@@ -429,7 +446,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 else Path(cfg.cache_dir) / "generated" / meta.folder / spec.name
             )
             try:
-                outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets)
+                outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets, cfg.stability_replays)
             except MaebError as exc:
                 if spec.name not in str(exc):
                     exc.args = (f"task {spec.name}: {exc}",)
@@ -475,6 +492,8 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
                 "spec_file": _shown_path(spec.source_file),
                 "embedding": embedding,
                 "fingerprints": emb.fingerprints(),
+                "stability": outcome.stability,
+                "numeric_env": numeric_env(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
                 **({"duration_edges": list(cfg.duration_buckets)} if cfg.duration_buckets else {}),
@@ -495,7 +514,8 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
             summary.done.append(spec.name)
             skipped = f", {len(emb.stats.skipped)} clips skipped" if emb.stats.skipped else ""
             unfinished = f", {failed} judge items failed (rerun to retry them)" if failed else ""
-            log(f"{spec.name}: {spec.main_score} = {result.main_score:.4f} ({seconds:.1f} s{skipped}{unfinished})")
+            band = f" ±{outcome.stability['band']:.4f}" if (outcome.stability or {}).get("band") else ""
+            log(f"{spec.name}: {spec.main_score} = {result.main_score:.4f}{band} ({seconds:.1f} s{skipped}{unfinished})")
     finally:
         cache.close()
     summary.results = [done.get(s.name) or existing[s.name] for s in specs if s.name in done or s.name in existing]
@@ -614,7 +634,9 @@ def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, pro
     policy = None
     if has_audio(encoder) or has_generate(encoder):
         policy = replace(length_policy(encoder), resampler=_resampler_override(cfg, protocol) or protocol.resampler)
-    cache = EmbeddingCache(cfg.cache_dir, encoder_identity(declared, encoder, policy, cfg.device))
+    # a protocol that changes only evaluators keys its vectors as the protocol it embeds as
+    vectors = {**declared, "protocol": protocol.embeds_as}
+    cache = EmbeddingCache(cfg.cache_dir, encoder_identity(vectors, encoder, policy, cfg.device))
     ctx = ctx or context_of(cfg)
     return Embedder(
         meta,

@@ -29,11 +29,18 @@ def _log(message: str) -> None:
 
 
 def evaluate(
-    models: list[str], output_dir: Path, cache_dir: Path, show_progress: bool, lite_dir: Path | None = None
+    models: list[str],
+    output_dir: Path,
+    cache_dir: Path,
+    show_progress: bool,
+    lite_dir: Path | None = None,
+    tasks: list[str] | None = None,
+    stability_replays: int | None = None,
 ) -> dict[str, float]:
+    """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model."""
     from ..errors import MaebError, MissingPackage
 
-    specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
+    specs = lite_specs(tasks)
     seconds, skipped = {}, {}
     for name in models:
         meta = catalog.find_model(name)
@@ -42,6 +49,8 @@ def evaluate(
         cfg = RunConfig(
             output_dir=output_dir, cache_dir=cache_dir, show_progress=show_progress, strict_modalities=False, lite_dir=lite_dir
         )
+        if stability_replays is not None:
+            cfg.stability_replays = stability_replays
         try:
             run(meta, specs, cfg, log=_log)
         except MissingPackage as exc:  # one model's optional package must not stop the others
@@ -56,10 +65,27 @@ def evaluate(
     return seconds
 
 
+def lite_specs(tasks: list[str] | None = None) -> list:
+    """MAEB-lite's task specs, or those of `tasks` (names of its tasks; another name is an error)."""
+    from ..errors import MaebError
+
+    specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
+    if tasks is None:
+        return specs
+    by_name = {s.name.lower(): s for s in specs}
+    unknown = [t for t in tasks if t.lower() not in by_name]
+    if unknown:
+        raise MaebError(f"--tasks: {', '.join(unknown)} not in MAEB-lite; its tasks: {', '.join(s.name for s in specs)}")
+    return [by_name[t.lower()] for t in tasks]
+
+
 def leaderboard(output_dir: Path) -> str:
     from ..leaderboard import load_board
+    from ..uncertainty import compute
 
     board, problems = load_board([output_dir], "MAEB-lite", {})
+    # each cell's stability band, and the ranks' intervals over the tasks and the bands
+    board.uncertainty = compute(board, sources=("tasks", "bands")) if board.rows else None
     for fmt, name in (("html", "leaderboard.html"), ("json", "leaderboard.json"), ("csv", "leaderboard.csv")):
         write_text_atomic(output_dir / name, render(board, fmt))
     text = to_markdown(board, per_task=False) + "\n" + to_markdown_by_task(board)
@@ -84,17 +110,32 @@ def main(
     check: bool = False,
     reference: Path | None = None,
     tolerance: float = 1e-6,
+    tasks: list[str] | None = None,
+    stability_replays: int | None = None,
 ) -> int:
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
     folder = Path(folder or default_dir(cache_dir))
+    options = {"tasks": tasks, "stability_replays": stability_replays}
     return _main(
-        folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started
+        folder,
+        seed,
+        models,
+        output_dir,
+        cache_dir,
+        force,
+        show_progress,
+        build_only,
+        check,
+        reference,
+        tolerance,
+        started,
+        options,
     )
 
 
 def _main(
-    folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started
+    folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started, options
 ) -> int:
     manifest = build(folder, seed=seed, force=force, log=_log)
     if build_only:
@@ -105,7 +146,9 @@ def _main(
 
         raise MaebError(f"--output-dir {output_dir} is the reference run; write the run elsewhere (default runs/maeb-lite)")
     t_build = time.perf_counter() - started
-    seconds = evaluate(models or MODELS, Path(output_dir), cache_dir, show_progress, lite_dir=folder)
+    specs = lite_specs(options["tasks"])  # a wrong task name fails before anything runs
+    names = [catalog.find_model(m).name for m in models or MODELS]
+    seconds = evaluate(names, Path(output_dir), cache_dir, show_progress, folder, options["tasks"], options["stability_replays"])
     text = leaderboard(Path(output_dir))
     print(text)
     total = time.perf_counter() - started
@@ -117,7 +160,10 @@ def _main(
     if check:
         from .check import compare, report
 
-        cells = compare(reference, Path(output_dir), tolerance)
+        # only the cells this command ran: other models' or tasks' cells do not count as missing
+        ran_models = None if models is None else names
+        ran_tasks = None if options["tasks"] is None else [s.name for s in specs]
+        cells = compare(reference, Path(output_dir), tolerance, ran_models, ran_tasks)
         print(report(cells, tolerance), end="")
         return 0 if all(c.agrees for c in cells) else 1
     return 0

@@ -12,12 +12,12 @@ from collections import defaultdict
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, average_precision_score, f1_score, precision_score, recall_score
 from sklearn.model_selection import KFold
 
 from ..errors import DataError
 from . import Param, keep_valid
+from .probe import linear_probe, probe_of
 
 NAME = "classification"
 MAIN_SCORE = "accuracy"
@@ -116,10 +116,10 @@ def mean_scores(per_experiment: list[dict]) -> dict:
     return out
 
 
-def _fit_predict(x_train, y_train, x_test, p) -> np.ndarray:
+def _fit_predict(x_train, y_train, x_test, p, probe: str = "mteb") -> np.ndarray:
     if len(set(y_train)) < 2:
         raise DataError(f"the training sample has a single label ({y_train[0]!r}); a linear probe needs two or more")
-    model = LogisticRegression(max_iter=p["max_iter"], random_state=p["seed"])
+    model = linear_probe(p, probe)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(x_train, y_train)
@@ -147,12 +147,17 @@ def evaluate(data, split, emb, spec, state) -> dict:
                 f"cross-validation with n_splits = {p['n_splits']} needs at least that many clips; the split has {len(y)}"
             )
         balance_notice(emb, y, y, p, f"{split} split (cross-validation)", (p["n_splits"] - 1) / p["n_splits"])
-        folds = KFold(n_splits=p["n_splits"], shuffle=True, random_state=p["seed"])
-        results, idxs = [], None
-        correct = np.zeros(len(y))
-        for train_idx, test_idx in emb.progress(list(folds.split(np.arange(len(y)))), "folds"):
+        folds = list(KFold(n_splits=p["n_splits"], shuffle=True, random_state=p["seed"]).split(np.arange(len(y))))
+        # every fold's draw first (they chain through one shuffled index list, mteb's order), so an
+        # experiment can be refit on its own (maeb.stability's replays refit a share of them)
+        draws, idxs = [], None
+        for train_idx, _ in folds:
             chosen, idxs = undersample(y[train_idx], idxs, p["samples_per_label"], p["seed"])
-            pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p)
+            draws.append(chosen)
+        results = []
+        correct = np.zeros(len(y))
+        for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
+            pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
             results.append(label_metrics(y[test_idx], pred))
             correct[test_idx] = pred == y[test_idx]
         # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
@@ -182,7 +187,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
     correct = np.zeros(len(y_test))
     for chosen in emb.progress(draws, "experiments"):
         rows = [position[i] for i in chosen]
-        pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p)
+        pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
         results.append(label_metrics(y_test, pred))
         correct += (pred == y_test) / len(draws)
     emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)

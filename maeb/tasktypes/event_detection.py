@@ -276,7 +276,9 @@ def _frames(emb, spec, table):
 
     audio = spec.data.audio_column
     table.require([audio], "audio")
-    return frame_embeddings(emb, table[audio], spec.name)
+    frames = frame_embeddings(emb, table[audio], spec.name)
+    perturb = getattr(emb, "perturb_frames", None)  # a stability replay's noise (maeb.stability)
+    return perturb(frames) if perturb else frames
 
 
 def _hop(items) -> float | None:

@@ -13,7 +13,6 @@ from collections import defaultdict
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, label_ranking_average_precision_score
 from sklearn.multioutput import MultiOutputClassifier
 from sklearn.preprocessing import MultiLabelBinarizer
@@ -21,6 +20,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from ..errors import DataError
 from ..sampling import iterative_stratified_subset
 from . import Param, keep_valid
+from .probe import linear_probe, probe_of
 
 NAME = "multilabel"
 MAIN_SCORE = "lrap"
@@ -79,8 +79,8 @@ def _as_label_lists(values: list, where: str) -> list[list]:
     return out
 
 
-def _scores(y_test, x_test, x_train, y_train, p) -> dict:
-    model = MultiOutputClassifier(LogisticRegression(max_iter=p["max_iter"], random_state=p["seed"]))
+def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb") -> dict:
+    model = MultiOutputClassifier(linear_probe(p, probe))
     constant = y_train.min(axis=0) == y_train.max(axis=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", (ConvergenceWarning, UndefinedMetricWarning))
@@ -134,7 +134,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
     for chosen in emb.progress(draws, "experiments"):
         x_train = x_union[[position[i] for i in chosen]]
         y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
-        results.append(_scores(y_test, x_test, x_train, y_train, p))
+        results.append(_scores(y_test, x_test, x_train, y_train, p, probe_of(emb)))
     out = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
     out["scores_per_experiment"] = results
     return out
