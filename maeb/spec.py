@@ -225,8 +225,8 @@ def check_field_types(raw: dict, cls, where: str, prefix: str = "", extra: dict 
 
 
 def _check_split_by(split_by, where: str) -> None:
-    if split_by is None:
-        return
+    if split_by is None or "random" in split_by:
+        return  # a random split's share and seed are checked where it is drawn (loader.random_split)
     column = split_by.get("column")
     if not isinstance(column, str) or not column:
         raise SpecError(f"{where}: data.split_by.column must be one column name (a string), got {column!r}")
