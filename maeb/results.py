@@ -68,6 +68,20 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def check_writable(folder: Path) -> None:
+    """Stop before any work when results cannot be written into `folder` (a file where a folder
+    belongs, a read-only folder): a probe file is made and removed, nothing is left but the folder."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=f".write-check.{os.getpid()}.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        hint = "free some space" if exc.errno == errno.ENOSPC else "check the folder's permissions or pass another --output-dir"
+        raise OutputError(f"cannot write results into {folder} ({exc.strerror or exc}); {hint}") from exc
+
+
 def write_json_atomic(path: Path, payload: Any) -> None:
     _write_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
 

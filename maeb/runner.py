@@ -37,7 +37,16 @@ from .loader import load_task
 from .numeric_env import numeric_env
 from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
-from .results import read_result, result_path, task_result, write_json_atomic, write_model_meta, write_text_atomic
+from .results import (
+    check_writable,
+    model_dir,
+    read_result,
+    result_path,
+    task_result,
+    write_json_atomic,
+    write_model_meta,
+    write_text_atomic,
+)
 from .spec import TaskSpec
 from .stability import DEFAULT_REPLAYS
 from .taskrecord import EmbedStats, outside_encoder_note
@@ -424,6 +433,8 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
         summary.wall_seconds = time.perf_counter() - started
         return summary
 
+    if root is not None:  # an unwritable output folder stops the run before the model loads or anything is embedded
+        check_writable(model_dir(root, meta, experiment))
     if encoder is None:
         encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **overrides)
         check_precision(meta, encoder, cfg.precision)

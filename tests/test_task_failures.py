@@ -47,7 +47,7 @@ def test_the_others_run_and_the_failure_is_listed_with_its_reason(tmp_path, thre
     assert main(run_args(tmp_path, write_model(tmp_path), *three_tasks)) == 0
     err = capsys.readouterr().err
     assert written(tmp_path) == {"FirstTones", "BrokenTones", "LastTones"}
-    assert "1 tasks evaluated; 2 already done" in err
+    assert "1 task evaluated; 2 already done" in err
 
 
 def test_raise_error_stops_at_the_first_failure(tmp_path, three_tasks, capsys):
