@@ -1286,3 +1286,28 @@ def test_a_board_without_a_complete_model_says_so(tmp_path, capsys):
     rc, err = run_main(capsys, ["leaderboard", "--results", str(tmp_path / "res")])
     lines = err.strip().splitlines()
     assert rc == 2 and "no model has every subset and split of any of them" in lines[-1], err
+
+
+# -- release probe 3 (hub server, stability bands, random split, redesigned options) --------------
+def _lite_cell(root: Path, scores: dict, band: float = 0.02) -> None:
+    folder = root / "maeb__mfcc-stats" / "1"
+    folder.mkdir(parents=True, exist_ok=True)
+    stability = {"method": "replay", "replays": 4, "band": band, "quantum": 0.01}
+    payload = {"task_name": "LiteX", "scores": scores, "maeb": {"stability": stability}}
+    (folder / "LiteX.json").write_text(json.dumps(payload))
+
+
+@pytest.mark.parametrize(
+    "run_scores",
+    [{}, {"test": []}, {"validation": [{"main_score": 0.5, "accuracy": 0.5}]}, {"test": [{"f1": 0.4}]}],
+    ids=["no-splits", "empty-split", "other-split", "no-main-score"],
+)
+def test_lite_check_fails_a_cell_whose_run_lacks_the_main_score(tmp_path, run_scores):
+    from maeb.lite.check import compare
+
+    _lite_cell(tmp_path / "ref", {"test": [{"main_score": 0.5, "accuracy": 0.5, "f1": 0.4}]})
+    _lite_cell(tmp_path / "run", run_scores)
+    [cell] = compare(tmp_path / "ref", tmp_path / "run")
+    assert not cell.agrees and "the run has no test[0].main_score" in cell.cause, cell
+    _lite_cell(tmp_path / "same", {"test": [{"main_score": 0.51, "accuracy": 0.51, "f1": 0.4}]})
+    assert compare(tmp_path / "ref", tmp_path / "same")[0].agrees  # within the band: the check still passes it

@@ -22,6 +22,7 @@ from ..numeric_env import differences as env_differences
 from ..numeric_env import summary as env_summary
 
 DEFAULT_TOLERANCE = 1e-6
+ABSENT = "(absent from the run)"
 
 
 @dataclass
@@ -141,7 +142,12 @@ def _compare_cell(a: dict, b: dict, tolerance: float) -> tuple[float, str, bool,
     else:
         left, right = dict(_numbers(a["scores"])), dict(_numbers(b["scores"]))
     largest, metric, ok = 0.0, "", True
-    # a metric only one file has is a change of format (a newer maeb writes more), not of score
+    # the main scores are what the check judges: one the run lacks (another split or subset, an
+    # empty entry list) is a difference, not something to skip
+    lacking = sorted(n for n in left if n.endswith(".main_score") and n not in right)
+    if lacking or (left and not right):
+        return math.inf, f"{lacking[0] if lacking else 'scores'} {ABSENT}", False, (allowed if allowed > 0 else None), source
+    # another metric only one file has is a change of format (a newer maeb writes more), not of score
     for name in sorted(set(left) & set(right)):
         x, y = left[name], right[name]
         if math.isnan(x) and math.isnan(y):
@@ -191,7 +197,11 @@ def compare(
         main_a, main_b = _main(a), _main(b)
         gap = abs(main_a - main_b) if main_a is not None and main_b is not None else math.inf
         cause = ""
-        if not ok:
+        if not ok and metric.endswith(ABSENT):
+            cause = (
+                f"the run has no {metric[: -len(ABSENT) - 1]} (its splits: {', '.join(b['scores']) or 'none'}): rerun the cell"
+            )
+        elif not ok:
             beyond = f"outside its band of ±{band:.4f} ({source}); " if band is not None else ""
             cause = beyond + explain(a, b)
         cells.append(Cell(model, task, main_a, main_b, largest, metric, cause, band, gap, source))
