@@ -228,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--uncertainty",
         nargs="?",
         const=1000,
-        type=int,
+        type=_draws,
         metavar="DRAWS",
         help="md/html/json: each rank's interval and the groups of models it cannot tell apart (bootstrap over tasks, "
         "the results' few-shot experiments and stability bands; default 1000 draws), task scores with their intervals",
@@ -335,6 +335,17 @@ def _replays(text: str) -> int:
     """--stability-replays: a whole number, 0 or more (argparse reports anything else in one line)."""
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"must be a whole number of replays (0 for none), not {text!r}")
+    return int(text)
+
+
+def _draws(text: str) -> int:
+    """--uncertainty DRAWS: enough bootstrap draws for the 95% intervals it reports."""
+    from .uncertainty import min_draws
+
+    if not text.isdigit() or int(text) < min_draws():
+        raise argparse.ArgumentTypeError(
+            f"takes the number of bootstrap draws, at least {min_draws()} for a 95% interval (default 1000), not {text!r}"
+        )
     return int(text)
 
 
@@ -535,6 +546,8 @@ def cmd_leaderboard(args) -> int:
     from .leaderboard import load_board, report_lines
     from .report import render
 
+    if args.uncertainty and args.format == "csv":
+        raise MaebError("--uncertainty shows rank intervals and groups in md, html and json; csv has no columns for them")
     pins = dict(p.split("=", 1) for p in args.revision if "=" in p)
     board, problems = load_board(args.results, args.benchmark, pins, args.tasks, plain=args.plain)
     for line in report_lines(problems, board.notes):

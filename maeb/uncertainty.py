@@ -258,6 +258,12 @@ def experiment_index(paths: Iterable[Path]) -> dict[tuple, list[float]]:
     return out
 
 
+def min_draws(level: float = 0.95) -> int:
+    """The fewest draws whose central `level` interval is not just the lowest and highest draw
+    (each tail must hold at least one draw: 40 at 95%); fewer would tell ranks apart by chance."""
+    return math.ceil(2 / (1 - level) - 1e-9)
+
+
 def compute(
     board,
     draws: int = 1000,
@@ -270,8 +276,10 @@ def compute(
     files give experiments to cells the board read from a CSV."""
     asked = set(sources)
     sources = tuple(s for s in SOURCES if s in asked)
-    if asked - set(SOURCES) or not 0 < level < 1 or draws < 1:
-        raise ValueError(f"sources must be among {SOURCES}, level in (0, 1), draws >= 1")
+    if asked - set(SOURCES) or not 0 < level < 1:
+        raise ValueError(f"sources must be among {SOURCES}, level in (0, 1)")
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < min_draws(level):
+        raise ValueError(f"draws must be a whole number, at least {min_draws(level)} for a {level:.0%} interval, not {draws!r}")
     rows = [r.model for r in board.rows]
     tasks = [t.name for t in board.tasks]
     voters = sorted({m for per in board.partial.values() for m in per} | set(rows))

@@ -1311,3 +1311,33 @@ def test_lite_check_fails_a_cell_whose_run_lacks_the_main_score(tmp_path, run_sc
     assert not cell.agrees and "the run has no test[0].main_score" in cell.cause, cell
     _lite_cell(tmp_path / "same", {"test": [{"main_score": 0.51, "accuracy": 0.51, "f1": 0.4}]})
     assert compare(tmp_path / "ref", tmp_path / "same")[0].agrees  # within the band: the check still passes it
+
+
+def _board_results(root: Path) -> Path:
+    """Three models' result files on two catalog tasks (mteb's layout), enough for a board."""
+    for m, (a, b) in {"m1": (0.9, 0.8), "m2": (0.7, 0.75), "m3": (0.5, 0.4)}.items():
+        folder = root / f"org__{m}" / "r1"
+        folder.mkdir(parents=True)
+        for task, score in (("CREMA_D", a), ("VoxPopuliGenderID", b)):
+            entry = {"main_score": score, "accuracy": score, "hf_subset": "default", "languages": ["eng-Latn"]}
+            (folder / f"{task}.json").write_text(json.dumps({"task_name": task, "scores": {"train": [entry]}}))
+    return root
+
+
+@pytest.mark.parametrize("draws", ["0", "-5", "1", "39"])
+def test_uncertainty_refuses_too_few_draws(tmp_path, capsys, draws):
+    # one draw made a 95% "interval" of a single rank and told neighbours apart by chance; 0 showed none silently
+    results = _board_results(tmp_path / "res")
+    args = ["leaderboard", "--results", str(results), "--tasks", "CREMA_D", "VoxPopuliGenderID", "--uncertainty", draws]
+    with pytest.raises(SystemExit) as stop:
+        main(args)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "at least 40" in err.splitlines()[-1], err
+    assert main(args[:-1] + ["40"]) == 0 and "Rank interval" in capsys.readouterr().out
+
+
+def test_uncertainty_with_csv_is_refused(tmp_path, capsys):
+    results = _board_results(tmp_path / "res")
+    rc, err = run_main(capsys, ["leaderboard", "--results", str(results), "--format", "csv", "--uncertainty"])
+    assert "csv has no columns" in one_error(rc, err)
