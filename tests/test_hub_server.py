@@ -4,6 +4,9 @@ and the hub's errors as the client's real exceptions. In this process, with `end
 
 from __future__ import annotations
 
+import http.client
+from urllib.parse import urlsplit
+
 import pytest
 from huggingface_hub import HfApi, HfFileSystem, hf_hub_download
 from huggingface_hub.errors import (
@@ -90,3 +93,28 @@ def test_errors_are_the_clients_own_exceptions(hub, tmp_path):
     assert (anonymous.value.response.status_code, refused.value.response.status_code) == (401, 403)
     assert open(get("org/gated", "README.md")).read().startswith("---")  # a gated repository's card is public
     assert open(get("org/gated", token="hf_good")).read() == "small file\n"
+
+
+def test_the_cdn_answers_odd_ranges_as_a_server_must(hub):
+    # a range whose last byte precedes its first was a 206 with no body; a malformed one crashed the handler
+    body = b"PAR1" + bytes(range(256)) * 40
+    origin = urlsplit(hub.endpoint)
+    conn = http.client.HTTPConnection(origin.hostname, origin.port, timeout=10)
+    conn.request("HEAD", f"/datasets/org/data/resolve/{SHA}/data/train-00000.parquet")
+    answer = conn.getresponse()
+    answer.read()
+    cdn = urlsplit(answer.getheader("Location"))
+    expected = {
+        "bytes=5-2": (200, body),
+        "bytes=abc": (200, body),
+        "bytes=0-1,5-6": (200, body),
+        "bytes=-5": (206, body[-5:]),
+        "bytes=3-": (206, body[3:]),
+        "bytes=0-999999": (206, body),
+        f"bytes={len(body)}-": (416, b""),
+    }
+    for header, (status, data) in expected.items():
+        conn = http.client.HTTPConnection(cdn.hostname, cdn.port, timeout=10)
+        conn.request("GET", f"{cdn.path}?{cdn.query}", headers={"Range": header})
+        got = conn.getresponse()
+        assert (header, got.status, got.read()) == (header, status, data)

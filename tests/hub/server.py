@@ -28,6 +28,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -409,12 +410,14 @@ class _HubHandler(BaseHTTPRequestHandler):
         data = Path(entry["file"]).read_bytes()
         size = len(data)
         start, status = 0, 200
-        wanted = self.headers.get("Range")
-        if wanted and wanted.startswith("bytes="):
-            first, _, last = wanted[len("bytes=") :].partition("-")
+        # one byte range, as the clients ask; a malformed or multi-range header, or one whose last
+        # byte comes before its first, is ignored and the whole file sent (RFC 9110 14.2)
+        wanted = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range") or "")
+        first, last = wanted.groups() if wanted else ("", "")
+        if (first or last) and not (first and last and int(last) < int(first)):
             start = int(first) if first else max(0, size - int(last))
-            end = int(last) if first and last else size - 1
-            if start >= size:
+            end = min(int(last), size - 1) if first and last else size - 1
+            if start >= size or (not first and int(last) == 0):
                 return self._send(416, b"", {"Content-Range": f"bytes */{size}"}, content_type="text/plain")
             data, status = data[start : end + 1], 206
             headers = {**headers, "Content-Range": f"bytes {start}-{start + len(data) - 1}/{size}"}
