@@ -202,7 +202,7 @@ def evaluate(
         long_audio=long_audio,
         duration_buckets=_edges(duration_buckets),
         raise_error=raise_error,
-        **({} if stability_replays is None else {"stability_replays": int(stability_replays)}),
+        **({} if stability_replays is None else {"stability_replays": stability_replays}),
     )
     summary = run(meta, specs, cfg, encoder=encoder)
     return Results(summary.results, summary.failed)

@@ -359,6 +359,8 @@ def check_run_config(cfg: RunConfig) -> None:
 
     if not whole(cfg.batch_size, 1):
         raise SpecError(f"batch size must be a whole number of clips, at least 1, not {cfg.batch_size!r}")
+    if not whole(cfg.stability_replays, 0):
+        raise SpecError(f"stability replays must be a whole number of replays, 0 for none, not {cfg.stability_replays!r}")
     if cfg.workers is not None and not whole(cfg.workers, 1):
         raise SpecError(f"workers must be a whole number of decoding threads, at least 1, not {cfg.workers!r}")
     if cfg.batch_seconds is not None and not (isinstance(cfg.batch_seconds, (int, float)) and 0 < cfg.batch_seconds < math.inf):

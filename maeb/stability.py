@@ -93,6 +93,9 @@ class ReplayEmbedder:
         """Time-resolved frames (event detection) through the replay's noise."""
         return [None if f is None else (noise(f[0], self._eps, self._seed), f[1]) for f in frames]
 
+    def warn(self, message: str) -> None:
+        """Nothing: the base run warned about the same data once (a replay repeated each warning)."""
+
     def label(self, context: str) -> None:
         self.record.context = context
 

@@ -1341,3 +1341,44 @@ def test_uncertainty_with_csv_is_refused(tmp_path, capsys):
     results = _board_results(tmp_path / "res")
     rc, err = run_main(capsys, ["leaderboard", "--results", str(results), "--format", "csv", "--uncertainty"])
     assert "csv has no columns" in one_error(rc, err)
+
+
+def _random_split_task(tmp_path: Path) -> Path:
+    folder = write_folder(tmp_path / "data", per_label=3)
+    return write_spec(tmp_path, folder, kind="classification", tail="", data="split_by = { random = 0.34, seed = 0 }\n")
+
+
+@pytest.mark.parametrize("replays", [-1, 1.5, True, "2"])
+def test_api_stability_replays_must_be_a_whole_number(tmp_path, replays):
+    # -1 was "unexpected KeyError" after the evaluation; 1.5, True and "2" were taken as 1, 1 and 2
+    import maeb
+
+    task = _random_split_task(tmp_path)
+    with pytest.raises(MaebError, match="stability replays must be a whole number"):
+        maeb.evaluate(SpectralEncoder(), maeb.get_tasks(str(task)), stability_replays=replays, progress=False)
+
+
+def test_a_replay_does_not_repeat_the_tasks_warnings(tmp_path, caplog):
+    import logging
+
+    import maeb
+
+    task = _random_split_task(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="maeb"):
+        [result] = maeb.evaluate(SpectralEncoder(), maeb.get_tasks(str(task)), stability_replays=2, progress=False)
+    small = [r.getMessage() for r in caplog.records if "fewer clips" in r.getMessage()]
+    assert len(small) == 1 and "replay" not in small[0], small
+    assert result.warnings == small
+
+
+def test_a_custom_class_whose_constructor_raises_is_one_line(tmp_path, capsys, monkeypatch):
+    (tmp_path / "brokenmodel.py").write_text(
+        "class Broken:\n    def __init__(self, meta, device='cpu'):\n        raise RuntimeError('weights file missing')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = tmp_path / "broken.toml"
+    model.write_text('[[model]]\nname = "me/broken"\nfamily = "brokenmodel:Broken"\nrevision = "1"\nmodalities = ["audio"]\n')
+    task = write_spec(tmp_path, write_folder(tmp_path / "data", per_label=2))
+    rc, err = run_main(capsys, run_args(tmp_path, model, task))
+    line = one_error(rc, err)
+    assert "me/broken" in line and "RuntimeError: weights file missing" in line and "MAEB_DEBUG" in line, line

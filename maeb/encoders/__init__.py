@@ -9,13 +9,14 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..audio import LengthPolicy
-from ..errors import MissingPackage, ModelError
+from ..errors import MaebError, MissingPackage, ModelError
 
 
 @runtime_checkable
@@ -505,6 +506,15 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
             told
             or f"model {meta.name!r} could not be loaded ({hub.first_line(exc)}). Weights come from the hub at revision "
             f"{meta.revision}; offline, set the entry's `path` option to a local copy"
+        ) from exc
+    except MaebError:
+        raise
+    except Exception as exc:  # anything else a wrapper's constructor raises (a custom class's own check, say)
+        if os.environ.get("MAEB_DEBUG"):
+            raise
+        raise ModelError(
+            f"model {meta.name!r}: building family {meta.family!r} raised {type(exc).__name__}: {hub.first_line(exc)} "
+            "(set MAEB_DEBUG=1 for the traceback)"
         ) from exc
     check_encoder(meta, encoder)
     return encoder
