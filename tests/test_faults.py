@@ -1382,3 +1382,26 @@ def test_a_custom_class_whose_constructor_raises_is_one_line(tmp_path, capsys, m
     rc, err = run_main(capsys, run_args(tmp_path, model, task))
     line = one_error(rc, err)
     assert "me/broken" in line and "RuntimeError: weights file missing" in line and "MAEB_DEBUG" in line, line
+
+
+@pytest.mark.parametrize("extra", [(), ("--tolerance", "-1")], ids=["empty-reference", "negative-tolerance"])
+def test_lite_check_refuses_a_reference_it_cannot_use_before_running(tmp_path, capsys, extra):
+    # an empty or mistyped --reference ran every model, then failed each cell as "not in the reference"
+    reference = tmp_path / "ref"
+    if extra:
+        _lite_cell(reference, {"test": [{"main_score": 0.5}]})
+    else:
+        reference.mkdir()
+    args = [
+        "lite",
+        "--check",
+        "--reference",
+        str(reference),
+        "--dir",
+        str(tmp_path / "lite"),
+        "--output-dir",
+        str(tmp_path / "run"),
+    ]
+    rc, err = run_main(capsys, [*args, "--cache-dir", str(tmp_path / "cache"), *extra])
+    assert ("--tolerance" if extra else str(reference)) in one_error(rc, err)
+    assert not (tmp_path / "lite").exists() and not (tmp_path / "run").exists()  # nothing built, nothing run

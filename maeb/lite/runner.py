@@ -3,6 +3,7 @@ MFCC baseline on it, print the leaderboard and write results and leaderboard fil
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -134,13 +135,28 @@ def main(
     )
 
 
+def _check_reference(reference: Path, tolerance: float) -> None:
+    """What --check compares with, before anything runs: a reference without result files would
+    fail every cell as 'not in the reference' after the whole run, a negative or NaN tolerance every number."""
+    from ..errors import MaebError
+
+    if not any(p.name != "model_meta.json" for p in reference.glob("*/*/*.json")):
+        raise MaebError(
+            f"--reference {reference} holds no result files (ORG__MODEL/REVISION/TASK.json); point it at a MAEB-lite run's folder"
+        )
+    if not (isinstance(tolerance, (int, float)) and 0 <= tolerance < math.inf):
+        raise MaebError(f"--tolerance must be a number, 0 or more, not {tolerance!r}")
+
+
 def _main(
     folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started, options
 ) -> int:
+    reference = Path(reference or reference_dir())
+    if check and not build_only:
+        _check_reference(reference, tolerance)
     manifest = build(folder, seed=seed, force=force, log=_log)
     if build_only:
         return 0
-    reference = Path(reference or reference_dir())
     if Path(output_dir).resolve() == reference.resolve():
         from ..errors import MaebError
 
