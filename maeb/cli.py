@@ -494,7 +494,9 @@ def print_plan(meta, specs, cfg) -> int:
     width = max(len(r["task"]) for r in rows)
     print(f"{'task':{width}}  {'type':29}  subsets  {'clips':>8}  {'hours':>7}  {'cached':>8}  status")
     for r in rows:
-        if isinstance(r["done"], str):
+        if r["failed"]:
+            status = "fails (below)"
+        elif isinstance(r["done"], str):
             status = f"stop: {r['done']} (--overwrite replaces it)"
         else:
             status = "done" if r["done"] else (f"skip: {r['skip']}" if r["skip"] else "to run")
@@ -504,7 +506,7 @@ def print_plan(meta, specs, cfg) -> int:
     from .runner import LONG_CLIP_SECONDS
     from .windows import parse
 
-    todo = [r for r in rows if r["done"] is not True and not r["skip"]]
+    todo = [r for r in rows if r["done"] is not True and not r["skip"] and not r["failed"]]
     print(
         f"total: {_count(len(rows), 'task')}, {len(todo)} to run, {_count(sum(r['clips'] for r in todo), 'clip')} "
         f"({sum(r['hours'] for r in todo):.2f} h of audio) to embed at most, "
@@ -533,7 +535,10 @@ def print_plan(meta, specs, cfg) -> int:
             in_force = ""
     if in_force:
         print(f"long clips: none over {LONG_CLIP_SECONDS:g} s; {in_force}")
-    return 0
+    for r in rows:  # as the run lists its failed tasks: the run would fail these and go on
+        if r["failed"]:
+            print(f"failed: {r['failed']}", file=sys.stderr)
+    return 2 if any(r["failed"] for r in rows) else 0
 
 
 def _count(n: int, noun: str) -> str:

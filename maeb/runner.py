@@ -772,8 +772,12 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
         needs = kind.needs(spec)
         clips, hours, longest, long_clips = 0, 0.0, 0.0, None
         local = not spec.stats and is_local(spec, ctx)
+        failed = RunSummary()
         if local:
-            clips, hours, longest, long_clips = local_counts(spec, ctx, LONG_CLIP_SECONDS)
+            try:  # the run goes on past a task whose folder cannot be read; so does its dry run
+                clips, hours, longest, long_clips = local_counts(spec, ctx, LONG_CLIP_SECONDS)
+            except MaebError as exc:
+                fail_task(failed, spec.name, exc, cfg.raise_error, lambda _: None)
         for split in [] if local else kind.splits(spec):
             stats = spec.stats.get(spec.data.split_names.get(split, split)) or spec.stats.get(split) or {}
             counter = getattr(kind, "planned_clips", None)  # a type that embeds only part of a split says how much
@@ -795,6 +799,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                     run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg)),
                 ),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
+                "failed": failed.failed.get(spec.name, ""),
                 # the longest clip in seconds (a local folder's headers, else the catalog's statistics) and,
                 # for a local folder, how many clips are longer than LONG_CLIP_SECONDS
                 "longest_seconds": round(longest or _catalog_longest(spec), 1),

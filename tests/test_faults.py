@@ -1405,3 +1405,17 @@ def test_lite_check_refuses_a_reference_it_cannot_use_before_running(tmp_path, c
     rc, err = run_main(capsys, [*args, "--cache-dir", str(tmp_path / "cache"), *extra])
     assert ("--tolerance" if extra else str(reference)) in one_error(rc, err)
     assert not (tmp_path / "lite").exists() and not (tmp_path / "run").exists()  # nothing built, nothing run
+
+
+def test_a_dry_run_names_each_task_whose_folder_fails_and_goes_on(tmp_path, capsys):
+    # it stopped at the first such task with a message that did not name it ("audio folder ... does not exist")
+    good = write_spec(tmp_path, write_folder(tmp_path / "data", per_label=2), name="Good")
+    gone = write_spec(tmp_path, tmp_path / "nowhere", name="Gone")
+    args = ["run", "-m", "mfcc", "-t", str(gone), str(good), "--cache-dir", str(tmp_path / "cache"), "--dry-run"]
+    capsys.readouterr()
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert re.search(r"^Good .* to run$", out, re.M) and re.search(r"^Gone .* fails", out, re.M), out
+    assert err.strip().splitlines() == [f"failed: task Gone: audio folder {tmp_path / 'nowhere'} does not exist"]
+    rc, err = run_main(capsys, [*args, "--raise-error"])
+    assert one_error(rc, err).startswith("maeb: error: task Gone: ")
