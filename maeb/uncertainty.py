@@ -185,7 +185,8 @@ def _entry(data: dict | None, split: str, subset: str) -> dict:
 def _band(data: dict | None) -> float | None:
     record = ((data or {}).get("maeb") or {}).get("stability") or {}
     band = record.get("band")
-    return float(band) if isinstance(band, (int, float)) and math.isfinite(band) else None
+    # a hand-edited or foreign file's negative band is no band (uniform(-b, b) needs b >= 0)
+    return float(band) if isinstance(band, (int, float)) and math.isfinite(band) and band >= 0 else None
 
 
 @dataclass

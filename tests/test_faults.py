@@ -1419,3 +1419,15 @@ def test_a_dry_run_names_each_task_whose_folder_fails_and_goes_on(tmp_path, caps
     assert err.strip().splitlines() == [f"failed: task Gone: audio folder {tmp_path / 'nowhere'} does not exist"]
     rc, err = run_main(capsys, [*args, "--raise-error"])
     assert one_error(rc, err).startswith("maeb: error: task Gone: ")
+
+
+@pytest.mark.parametrize("band", [-0.5, "wide", None])
+def test_uncertainty_reads_a_malformed_stability_band_as_none(tmp_path, capsys, band):
+    # a negative band (a hand-edited file) was a numpy traceback ("high - low < 0")
+    results = _board_results(tmp_path / "res")
+    path = results / "org__m2" / "r1" / "CREMA_D.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "maeb": {"stability": {"method": "replay", "band": band}}}))
+    assert main(["leaderboard", "--results", str(results), "--uncertainty", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "Rank interval" in out and "±" not in out
