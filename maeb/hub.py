@@ -46,6 +46,8 @@ def probe(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
 
     if constants.is_offline_mode():
         return "HF_HUB_OFFLINE=1 is set"
+    if not re.match(r"https?://[^/\s]", url):  # a mistyped HF_ENDPOINT is no network problem: say which it is
+        return f"HF_ENDPOINT {url!r} is not an http:// or https:// address; set it to the hub's URL or unset it"
     try:
         get_session().head(url, timeout=timeout, follow_redirects=False)
     except Exception as exc:  # httpx2's ConnectError, timeouts, proxy errors: all mean "not reachable"

@@ -1431,3 +1431,14 @@ def test_uncertainty_reads_a_malformed_stability_band_as_none(tmp_path, capsys, 
     assert main(["leaderboard", "--results", str(results), "--uncertainty", "40"]) == 0
     out = capsys.readouterr().out
     assert "Rank interval" in out and "±" not in out
+
+
+@pytest.mark.parametrize("url", ["notaurl", "localhost:8080", "ftp://mirror"])
+def test_a_mistyped_hf_endpoint_is_named_as_such_not_as_no_network(url, monkeypatch):
+    from huggingface_hub import constants
+
+    from maeb import hub
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    reason = hub.probe(url)
+    assert reason is not None and f"HF_ENDPOINT {url!r} is not an http:// or https:// address" in reason
