@@ -347,6 +347,12 @@ def load_hub_split(
             raise UnknownSplit(f"{where}: {exc}") from exc
         if isinstance(exc, ValueError):
             raise DataError(f"{where}: {exc}") from exc
+        if local:  # data.path is already a local folder: say what a hub-layout folder holds
+            raise DataError(
+                f'cannot load {where} ({type(exc).__name__}: {hub.first_line(exc)}); a local folder with source = "hub" '
+                "holds the repository's files (parquet or audio files, and a README.md whose configs name them); "
+                'for a folder of audio files with a metadata.csv use source = "audiofolder"'
+            ) from exc
         raise DataError(
             f"cannot load {where} ({type(exc).__name__}: {hub.first_line(exc)}). Without hub access, point the spec's "
             "data.path at a local copy in the same layout"

@@ -1442,3 +1442,13 @@ def test_a_mistyped_hf_endpoint_is_named_as_such_not_as_no_network(url, monkeypa
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     reason = hub.probe(url)
     assert reason is not None and f"HF_ENDPOINT {url!r} is not an http:// or https:// address" in reason
+
+
+def test_a_local_hub_folder_without_data_does_not_say_to_point_at_a_local_copy(tmp_path, capsys):
+    # the advice was "Without hub access, point the spec's data.path at a local copy", which it already was
+    (tmp_path / "repo").mkdir()
+    task = tmp_path / "EmptyHub.toml"
+    task.write_text('name = "EmptyHub"\ntype = "clustering"\n[data]\nsource = "hub"\npath = "repo"\n')
+    rc, err = run_main(capsys, ["run", "-m", "mfcc", "-t", str(task), "--cache-dir", str(tmp_path / "cache")])
+    line = one_error(rc, err)
+    assert "EmptyHub" in line and "local copy" not in line and 'source = "audiofolder"' in line, line
