@@ -395,7 +395,9 @@ def cmd_run(args) -> int:
     from .api import select_tasks
 
     meta = catalog.find_model(args.model)
-    if args.model_revision:
+    if args.model_revision is not None:
+        if not args.model_revision.strip() or args.model_revision != args.model_revision.strip():
+            raise MaebError(f"--model-revision takes a revision (a commit, tag or name), not {args.model_revision!r}")
         meta = replace(meta, revision=args.model_revision)
     benches = [catalog.find_benchmark(b) for b in args.benchmarks]
     named = select_tasks(args.tasks, types=args.task_types, languages=args.languages, eval_splits=args.eval_splits)

@@ -1452,3 +1452,12 @@ def test_a_local_hub_folder_without_data_does_not_say_to_point_at_a_local_copy(t
     rc, err = run_main(capsys, ["run", "-m", "mfcc", "-t", str(task), "--cache-dir", str(tmp_path / "cache")])
     line = one_error(rc, err)
     assert "EmptyHub" in line and "local copy" not in line and 'source = "audiofolder"' in line, line
+
+
+@pytest.mark.parametrize("revision", ["", " ", "abc "])
+def test_an_empty_model_revision_is_refused(tmp_path, capsys, revision):
+    # '' fell back to the registered revision without a word
+    task = write_spec(tmp_path, write_folder(tmp_path / "data", per_label=2))
+    rc, err = run_main(capsys, [*run_args(tmp_path, write_model(tmp_path), task), "--model-revision", revision])
+    assert "--model-revision" in one_error(rc, err)
+    assert not (tmp_path / "cache").exists()
