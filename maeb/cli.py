@@ -434,6 +434,11 @@ def cmd_run(args) -> int:
         raise_error=args.raise_error or len(specs) == 1,
         **({} if args.stability_replays is None else {"stability_replays": args.stability_replays}),
     )
+    if args.ray_workers is not None and (not args.ray or args.ray_workers < 1):
+        raise MaebError(
+            f"--ray-workers {args.ray_workers}: "
+            + ("applies to a --ray run; add --ray or drop it" if not args.ray else "give at least 1 model worker")
+        )
     if args.ray:
         from .distributed import require_ray
 

@@ -1461,3 +1461,11 @@ def test_an_empty_model_revision_is_refused(tmp_path, capsys, revision):
     rc, err = run_main(capsys, [*run_args(tmp_path, write_model(tmp_path), task), "--model-revision", revision])
     assert "--model-revision" in one_error(rc, err)
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("extra", [("--ray-workers", "2"), ("--ray", "--ray-workers", "0"), ("--ray", "--ray-workers", "-1")])
+def test_ray_workers_without_ray_or_below_one_is_refused(tmp_path, capsys, extra):
+    # without --ray the count was ignored without a word; 0 meant "the default" and -1 started no worker
+    task = write_spec(tmp_path, write_folder(tmp_path / "data", per_label=2))
+    rc, err = run_main(capsys, [*run_args(tmp_path, write_model(tmp_path), task), *extra])
+    assert "--ray-workers" in one_error(rc, err)
