@@ -3,6 +3,7 @@ model_meta.json, written atomically so an interrupted run never leaves a half fi
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import errno
 import hashlib
@@ -70,8 +71,13 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def check_writable(folder: Path) -> None:
     """Stop before any work when results cannot be written into `folder` (a file where a folder
-    belongs, a read-only folder): a probe file is made and removed, nothing is left but the folder."""
+    belongs, a read-only folder): a probe file is made and removed, and so are the folders made for
+    it (a run that fails later, loading the model say, leaves nothing behind)."""
     folder = Path(folder)
+    made, above = [], folder  # the folders this check creates, deepest first
+    while not above.exists() and above.parent != above:
+        made.append(above)
+        above = above.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix=f".write-check.{os.getpid()}.", suffix=".tmp")
@@ -80,6 +86,10 @@ def check_writable(folder: Path) -> None:
     except OSError as exc:
         hint = "free some space" if exc.errno == errno.ENOSPC else "check the folder's permissions or pass another --output-dir"
         raise OutputError(f"cannot write results into {folder} ({exc.strerror or exc}); {hint}") from exc
+    finally:
+        for path in made:
+            with contextlib.suppress(OSError):
+                path.rmdir()
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:
