@@ -279,9 +279,9 @@ def test_decoding_overlaps_the_forward(tmp_path, monkeypatch):
     larger, not the sum."""
     load = maeb.audio.load
 
-    def slow_load(ref, policy):
+    def slow_load(ref, policy, *rest):
         time.sleep(0.01)
-        return load(ref, policy)
+        return load(ref, policy, *rest)
 
     class Slow(SpectralEncoder):
         batching = "padded"

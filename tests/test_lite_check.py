@@ -92,6 +92,29 @@ def test_an_exact_cell_compares_every_number(tmp_path):
     assert "same vectors, other scores" in cell.cause and "same numeric environment as the reference" in cell.cause
 
 
+def test_an_exact_cell_with_moved_vectors_is_judged_by_its_main_score(tmp_path):
+    """Seen under OPENBLAS_CORETYPE=Sandybridge: retrieval's nAUC metrics moved by 0.39 while the
+    main score stayed equal; with the same vectors, the same move is an evaluator change."""
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    write(ref, "m/a", result("Exact", 0.50))
+    write(ref, "m/a", result("MainMoved", 0.50))
+    write(ref, "m/a", result("SameVectors", 0.50))
+    secondary = result("Exact", 0.50, vectors="v2")
+    secondary["scores"]["test"][0]["f1"] += 0.3
+    write(run, "m/a", secondary)
+    write(run, "m/a", result("MainMoved", 0.50 + 1e-4, vectors="v2"))
+    same = result("SameVectors", 0.50)
+    same["scores"]["test"][0]["f1"] += 0.3
+    write(run, "m/a", same)
+    cells = {c.task: c for c in compare(ref, run)}
+    assert cells["Exact"].agrees and cells["Exact"].metric == "test[0].f1"
+    assert not cells["MainMoved"].agrees and "vectors differ" in cells["MainMoved"].cause
+    assert not cells["SameVectors"].agrees and "same vectors, other scores" in cells["SameVectors"].cause
+    text = report(list(cells.values()), 1e-6)
+    assert "1 equal in the main score, other metrics moved with the vectors" in text
+    assert "m/a / Exact: main 0.5000 -> 0.5000, vectors differ (numeric path); largest move 0.3 in test[0].f1" in text
+
+
 def test_a_run_of_some_models_and_tasks_checks_only_their_cells(tmp_path):
     ref, run = tmp_path / "ref", tmp_path / "run"
     for model in ("m/a", "m/b"):
