@@ -85,7 +85,8 @@ class Uncertainty:
     def summary(self) -> str:
         pairs = len(self.above_next)
         return (
-            f"{self.distinguishable} of {pairs} neighbouring rank pairs told apart, {len(self.groups)} groups "
+            f"{self.distinguishable} of {pairs} neighbouring rank pairs told apart, {len(self.groups)} "
+            f"group{'s' if len(self.groups) != 1 else ''} "
             f"({self.draws} bootstrap draws over {', '.join(self.sources)}; {round(100 * self.level)}% level)"
         )
 
