@@ -60,6 +60,7 @@ def result_files(root: Path) -> dict[str, dict]:
     return {str(p.relative_to(root)): json.loads(p.read_text()) for p in root.rglob("Tones.json")}
 
 
+@pytest.mark.slow
 def test_weights_path_keys_cache_and_results(tmp_path, tone_folder, weighted, capsys):
     task = write_task(tmp_path, tone_folder, "Tones")
     base = run_args(tmp_path, weighted, task)
