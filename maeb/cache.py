@@ -256,9 +256,6 @@ class EmbeddingCache:
     def refresh_claims(self) -> None:
         self._run(lambda db: (db.execute("UPDATE claims SET time = ? WHERE owner = ?", (time.time(), self.owner)), db.commit()))
 
-    def release_claims(self) -> None:
-        self._run(lambda db: (db.execute("DELETE FROM claims WHERE owner = ?", (self.owner,)), db.commit()))
-
     def claimed_elsewhere(self, keys: Iterable[str]) -> set[str]:
         """Of these keys, those still claimed by another live run."""
         keys = list(keys)

@@ -148,10 +148,6 @@ def _pick_main(entry: dict, wanted: str | None) -> tuple[float | None, str | Non
     return value, max(twins, key=lambda k: metric_range(k)[1] - metric_range(k)[0])
 
 
-def main_metric(task: str, entry: dict, wanted: str | None) -> float | None:
-    return _pick_main(entry, wanted)[0]
-
-
 def check_value(value: float, metric: str | None, scale: float = 1.0) -> str | None:
     """Why a main score cannot enter a board, or None when it can."""
     if math.isnan(value):

@@ -470,10 +470,6 @@ BUILDERS = {
 }
 
 
-def supported(family: str) -> bool:
-    return family in BUILDERS
-
-
 def build(meta, folder: Path) -> dict:
     """Write a tiny random checkpoint of `meta`'s family into `folder`; the options that load it."""
     if meta.family not in BUILDERS:
