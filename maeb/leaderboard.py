@@ -29,6 +29,7 @@ from .scores import AUDIO_ONLY, Score, TaskInfo, is_experiment  # noqa: F401  (T
 
 if TYPE_CHECKING:
     from .spec import TaskSpec
+    from .uncertainty import Uncertainty
 
 
 def spec_info(spec: TaskSpec) -> TaskInfo:
@@ -100,7 +101,7 @@ class Board:
     # ones too) and the scores behind them (their files hold the few-shot experiments and bands)
     partial: dict[str, dict[str, float]] = field(default_factory=dict)
     cells: dict[tuple[str, str], list[Score]] = field(default_factory=dict)
-    uncertainty: object | None = None  # a maeb.uncertainty.Uncertainty, when asked for
+    uncertainty: Uncertainty | None = None  # when asked for
 
     @property
     def types(self) -> list[str]:

@@ -141,11 +141,11 @@ def _pick_main(entry: dict, wanted: str | None) -> tuple[float | None, str | Non
         return None, None
     if wanted:
         return value, wanted
-    twins = [k for k, v in entry.items() if k != "main_score" and _number(v) == value and metric_range(k)]
+    twins = {k: bounds for k, v in entry.items() if k != "main_score" and _number(v) == value and (bounds := metric_range(k))}
     if not twins:
         return value, None
     # several metrics may hold the same value; the widest range among them rejects nothing valid
-    return value, max(twins, key=lambda k: metric_range(k)[1] - metric_range(k)[0])
+    return value, max(twins, key=lambda k: twins[k][1] - twins[k][0])
 
 
 def check_value(value: float, metric: str | None, scale: float = 1.0) -> str | None:
@@ -304,7 +304,7 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
     if wanted is not None and task not in wanted:
         return None
     out.seen.add(task)
-    extra = data.get("maeb") if isinstance(data.get("maeb"), dict) else {}
+    extra: dict = data["maeb"] if isinstance(data.get("maeb"), dict) else {}
     record = task_record(extra, task, str(path), out.notes)
     known = lookup(task)
     if record is not None:
@@ -465,7 +465,7 @@ def read_results(paths: Iterable[Path], lookup: Lookup | None = None, tasks: Ite
     lookup = lookup or (lambda name: None)
     wanted = None if tasks is None else set(tasks)
     out = Results()
-    groups: list[_Group] = []
+    groups: list[_Group | None] = []  # None: a file that was rejected
     recorded: dict[str, tuple[str, TaskInfo]] = {}
     for path in map(Path, paths):
         if path.is_file() and path.suffix == ".csv":
