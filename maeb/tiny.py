@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from .errors import ModelError
 
-SSL_COMMON = dict(
+SSL_COMMON: dict[str, Any] = dict(  # Any: each value is a different config field's type
     hidden_size=16,
     num_hidden_layers=1,
     num_attention_heads=2,
@@ -380,6 +381,7 @@ def remote(path: Path, hidden: int = 8) -> dict:
     path.mkdir(parents=True, exist_ok=True)
     (path / "tiny_remote.py").write_text(_REMOTE)
     spec = importlib.util.spec_from_file_location("maeb_tiny_remote", path / "tiny_remote.py")
+    assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["maeb_tiny_remote"] = module
     spec.loader.exec_module(module)
