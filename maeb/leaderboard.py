@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 
 def spec_info(spec: TaskSpec) -> TaskInfo:
+    """A task spec's TaskInfo (languages of every subset, once each)."""
     langs = spec.languages if isinstance(spec.languages, list) else [x for v in spec.languages.values() for x in v]
     return TaskInfo(
         spec.name,
@@ -75,6 +76,8 @@ def task_infos(names: Iterable[str], recorded: dict[str, TaskInfo] | None = None
 
 @dataclass
 class Row:
+    """One model on a board: rank, Borda points, means (None where a task is missing) and scores."""
+
     model: str
     revisions: list[str]
     rank: int = 0
@@ -91,6 +94,8 @@ class Row:
 
 @dataclass
 class Board:
+    """A ranked table: the tasks, one row per model with a complete task, what is missing and why."""
+
     benchmark: str | None
     tasks: list[TaskInfo]
     rows: list[Row]
@@ -105,10 +110,12 @@ class Board:
 
     @property
     def types(self) -> list[str]:
+        """The task types on the board, sorted."""
         return sorted({t.type for t in self.tasks})
 
     @property
     def domains(self) -> list[str]:
+        """The domains any task on the board records, sorted."""
         return sorted({d for t in self.tasks for d in t.domains})
 
 
@@ -125,6 +132,10 @@ def aggregate(
     infos: dict[str, TaskInfo] | None = None,
     benchmark: str | None = None,
 ) -> Board:
+    """The board of these scores: a task's score is the mean over its splits and subsets; models
+    are ranked by Borda points over every task they have a score on (partial ones too, as mteb
+    does), and shown where they have at least one complete task. `tasks` limits and orders the
+    tasks, `subsets` keeps only the named subsets of a task, `infos` says what each task is."""
     subsets = subsets or {}
     wanted = None if tasks is None else set(tasks)
     values: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)

@@ -42,6 +42,8 @@ DEFAULT_SPLIT = "test"  # mteb's default evaluation split, assumed only when not
 
 @dataclass(frozen=True)
 class TaskInfo:
+    """What a board needs to know of a task: its type, category, domains, main score and splits."""
+
     name: str
     type: str = "Unknown"
     category: str | None = None
@@ -65,6 +67,7 @@ class TaskInfo:
 
     @property
     def group(self) -> str | None:
+        """ "audio-only" or "cross-modal" by the category; None when the category is unknown."""
         if self.category is None:
             return None
         return "audio-only" if self.category in AUDIO_ONLY else "cross-modal"
@@ -72,6 +75,8 @@ class TaskInfo:
 
 @dataclass(frozen=True)
 class Score:
+    """One main score: a model's value on one split and subset of a task, with where it was read."""
+
     model: str
     revision: str
     task: str
@@ -87,6 +92,8 @@ class Score:
 
 @dataclass
 class Results:
+    """What reading result files gives: the scores, and one line per rejected file or disagreement."""
+
     scores: list[Score] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # rejected files and entries, one line each
     notes: list[str] = field(default_factory=list)  # disagreements that rejected nothing
@@ -166,6 +173,7 @@ def check_value(value: float, metric: str | None, scale: float = 1.0) -> str | N
 
 # -- what a result records about its task ----------------------------------------------------
 def mteb_type(kind: str) -> str:
+    """mteb's type name of maeb's short type name (unknown names are returned as they are)."""
     return MTEB_TYPES.get(kind, kind)
 
 

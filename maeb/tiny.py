@@ -58,6 +58,7 @@ def word_tokenizer(words, special, padding_side="left", **extra):
 
 
 def whisper(path: Path) -> dict:
+    """A random Whisper encoder-decoder with its feature extractor."""
     from transformers import WhisperConfig, WhisperFeatureExtractor, WhisperModel
 
     config = WhisperConfig(
@@ -84,6 +85,8 @@ def whisper(path: Path) -> dict:
 
 
 def ssl(path: Path, kind: str = "wav2vec2", norm: str = "group") -> dict:
+    """A random self-supervised speech model of `kind` (wav2vec2, HuBERT, WavLM, data2vec,
+    UniSpeech-SAT, SEW-D) with group or layer norm in its feature encoder."""
     import transformers as tf
 
     classes = {
@@ -134,6 +137,7 @@ def mms(path: Path) -> dict:
 
 
 def speecht5(path: Path, text: bool = True) -> dict:
+    """A random SpeechT5 speech-to-text model, and with `text` its text-to-speech twin for the text side."""
     from transformers import SpeechT5Config, SpeechT5FeatureExtractor, SpeechT5ForSpeechToText, SpeechT5ForTextToSpeech
 
     tok = word_tokenizer(WORDS, ["<pad>", "<s>", "</s>"], padding_side="right")  # as SpeechT5's tokenizer pads
@@ -175,6 +179,7 @@ def speecht5(path: Path, text: bool = True) -> dict:
 
 
 def ast(path: Path) -> dict:
+    """A random Audio Spectrogram Transformer with its feature extractor."""
     from transformers import ASTConfig, ASTFeatureExtractor, ASTModel
 
     _seed()
@@ -184,6 +189,7 @@ def ast(path: Path) -> dict:
 
 
 def clap(path: Path, fusion: bool = False) -> dict:
+    """A random CLAP (fused or unfused audio side) with a word-level tokenizer."""
     from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, ClapProcessor, RobertaTokenizerFast
 
     config = ClapConfig(
@@ -222,6 +228,7 @@ def clap(path: Path, fusion: bool = False) -> dict:
 
 
 def encodec(path: Path) -> dict:
+    """A random EnCodec with its feature extractor."""
     from transformers import EncodecConfig, EncodecFeatureExtractor, EncodecModel
 
     config = EncodecConfig(
@@ -292,6 +299,7 @@ def omni_processor():
 
 
 def qwen_omni_thinker(path: Path) -> dict:
+    """A random Qwen2.5-Omni thinker with the audio-and-text processor (float32)."""
     from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
 
     processor = omni_processor()
@@ -374,6 +382,8 @@ class TinyModel(PreTrainedModel):
 
 
 def remote(path: Path, hidden: int = 8) -> dict:
+    """A checkpoint whose model code ships beside it (config.json's auto_map), loaded through
+    trust_remote_code as on the hub."""
     import importlib.util
     import sys
 
