@@ -1,7 +1,7 @@
 """The report renderers (leaderboard, MAEB-robust, correlate) give, on fixed inputs, the bytes they
 gave before their tables were written once in maeb.tables: tests/golden/renderers holds each output
-of the renderers as they were at commit 3512b99 (before the change), so a rendering change shows
-as a diff against them. Regenerate them only for an intended change of the output:
+of the renderers as they were at commit 3512b99 (before the change; NAME.expected, data rather than
+code), so a rendering change shows as a diff against them. Regenerate them only for an intended change of the output:
 `python -m tests.test_renderers --write`."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from maeb.scores import TaskInfo
 from maeb.uncertainty import CellInterval, Uncertainty
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "renderers"
+SUFFIX = ".expected"
 NOW = _dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=_dt.UTC)
 
 
@@ -142,14 +143,14 @@ def _fixed(patch) -> None:
 def test_renderers_give_the_bytes_they_gave_before(monkeypatch):
     _fixed(monkeypatch)
     got = outputs()
-    assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(got)
+    assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(name + SUFFIX for name in got)
     for name, text in got.items():
-        assert text == (GOLDEN / name).read_text(encoding="utf-8"), name
+        assert text == (GOLDEN / (name + SUFFIX)).read_text(encoding="utf-8"), name
 
 
 def test_the_fixed_inputs_reach_every_branch():
     """The golden outputs are worth their bytes only if the inputs take the renderers' branches."""
-    texts = {p.name: p.read_text(encoding="utf-8") for p in GOLDEN.iterdir()}
+    texts = {p.name.removesuffix(SUFFIX): p.read_text(encoding="utf-8") for p in GOLDEN.iterdir()}
     assert "†" in texts["board-columns.md"] and "experiment" in texts["board-columns.md"]
     assert "Rank interval" in texts["board-uncertain-columns.md"] and "±1.2 [90.0–97.0]" in texts["board-uncertain-columns.md"]
     assert "Birds&lt;&amp;&gt;" in texts["board-rows.html"] and 'id="tasks"' in texts["board-rows.html"]
@@ -163,5 +164,5 @@ if __name__ == "__main__" and "--write" in sys.argv:
         _fixed(mp)
         GOLDEN.mkdir(parents=True, exist_ok=True)
         for name, text in outputs().items():
-            (GOLDEN / name).write_text(text, encoding="utf-8")
+            (GOLDEN / (name + SUFFIX)).write_text(text, encoding="utf-8")
         print(f"wrote {len(outputs())} files to {GOLDEN}")
