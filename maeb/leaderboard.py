@@ -17,7 +17,7 @@ the task facts: the catalog's for its tasks, else what maeb's runner recorded in
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -120,9 +120,10 @@ class Board:
 
 
 def _mean_or_none(values: list[float | None]) -> float | None:
-    if not values or any(v is None for v in values):
+    present = [v for v in values if v is not None]
+    if not values or len(present) < len(values):
         return None
-    return float(np.mean(values))
+    return float(np.mean(present))
 
 
 def aggregate(
@@ -280,7 +281,7 @@ def load_board(
 
     res = read_results(results, lookup, names)
     if tasks and bench is None:
-        for name in names:  # a typo is an error; a task whose files were all rejected is reported missing
+        for name in names or ():  # a typo is an error; a task whose files were all rejected is reported missing
             if name not in res.seen and lookup(name) is None:
                 close = closest(name, catalog.task_names())
                 hint = f"; catalog tasks with a close name: {', '.join(close)}" if close else ""
@@ -295,7 +296,7 @@ def load_board(
     present = names or sorted({s.task for s in scores})
     infos = {t: lookup(t) or res.tasks.get(t) or TaskInfo(t) for t in present}
     board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None)
-    board.task_filter = list(names) if tasks else None
+    board.task_filter = list(names or ()) if tasks else None
     board.notes = list(res.notes) + board.notes
     if experiments and not plain:
         board.notes.append(
@@ -309,7 +310,7 @@ def load_board(
     return board, res.problems
 
 
-def report_lines(problems: list[str], notes: list[str] = (), limit: int = 20) -> list[str]:
+def report_lines(problems: Sequence[str], notes: Sequence[str] = (), limit: int = 20) -> list[str]:
     """What the command line prints to stderr: each rejected file or entry, then each note."""
     lines = [f"maeb: skipped {p}" for p in problems[:limit]]
     if len(problems) > limit:
