@@ -103,6 +103,7 @@ def test_changed_spec_is_not_answered_by_an_old_result(tmp_path, tone_folder, we
     assert len(result["scores"]["test"][0]["v_measures"]["Level 0"]) == 3
 
 
+@pytest.mark.slow
 def test_results_and_experiments_load_in_mteb(tmp_path, tone_folder, weighted):
     """mteb's own ResultCache reads a default run and an experiment, and tells them apart."""
     from mteb.cache import ResultCache
