@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install install-dev debian lite test lint bench clean parity-env parity parity-quick hub-check hub-check-all
+.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test: install-dev debian parity-env
 	$(PY) -m ruff check maeb tests scripts
 	$(PY) -m pytest -q --durations=12
 	$(PARITY_PY) -m pytest -q tests/parity
+
+# the development loop (after make install-dev): the suite without the tests marked slow (over about
+# 15 s each: real models, real data, Ray, MAEB-lite runs); `make test` runs them all
+test-fast:
+	$(PY) -m pytest -q -m "not slow" --durations=12
 
 lint:
 	$(PY) -m ruff check maeb tests scripts

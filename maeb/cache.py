@@ -30,6 +30,7 @@ CLAIM_STALE_SECONDS = 600.0  # a claim not refreshed for this long belongs to a 
 
 
 def default_cache_dir() -> Path:
+    """$MAEB_CACHE_DIR, else maeb under $XDG_CACHE_HOME (default ~/.cache)."""
     env = os.environ.get("MAEB_CACHE_DIR")
     if env:
         return Path(env)
@@ -37,11 +38,13 @@ def default_cache_dir() -> Path:
 
 
 def identity_hash(identity: Mapping) -> str:
+    """16 hex digits of the SHA-256 of the identity as sorted JSON: what names a cache file."""
     blob = json.dumps(identity, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def text_key(text: str) -> str:
+    """The cache key of a text's embedding: "t:" and a 128-bit BLAKE2b of its UTF-8 bytes."""
     return "t:" + hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
@@ -168,6 +171,8 @@ class EmbeddingCache:
         return locked_call(self._lock, self._db, self.path, fn)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these keys (absent keys are left out); a vector that fails its
+        checksum is a CacheError."""
         keys = list(dict.fromkeys(keys))
 
         def read(db):
@@ -187,6 +192,8 @@ class EmbeddingCache:
         return self._run(read)
 
     def put_many(self, items: Mapping[str, np.ndarray]) -> None:
+        """Store vectors (float32, with a checksum) and release our claims on their keys; a vector
+        whose size differs from the cache's is a ModelError."""
         if not items:
             return
         rows = []
@@ -254,10 +261,8 @@ class EmbeddingCache:
         return True
 
     def refresh_claims(self) -> None:
+        """Mark our claims as alive (a claim not refreshed for CLAIM_STALE_SECONDS is free again)."""
         self._run(lambda db: (db.execute("UPDATE claims SET time = ? WHERE owner = ?", (time.time(), self.owner)), db.commit()))
-
-    def release_claims(self) -> None:
-        self._run(lambda db: (db.execute("DELETE FROM claims WHERE owner = ?", (self.owner,)), db.commit()))
 
     def claimed_elsewhere(self, keys: Iterable[str]) -> set[str]:
         """Of these keys, those still claimed by another live run."""
@@ -292,6 +297,7 @@ class EmbeddingCache:
         return self._run(read)
 
     def put_texts(self, items: Mapping[str, str]) -> None:
+        """Store generations (predictions) by key."""
         self._run(lambda db: (db.executemany("INSERT OR REPLACE INTO gen VALUES (?, ?)", list(items.items())), db.commit()))
 
     def record_task(self, name: str, clips: int) -> None:
@@ -304,6 +310,7 @@ class EmbeddingCache:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
 
     def close(self) -> None:
+        """Release this run's claims and close the database."""
         with self._lock:
             try:
                 self._db.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))

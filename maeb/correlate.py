@@ -38,6 +38,7 @@ from scipy.stats import pearsonr, rankdata, spearmanr
 
 from .errors import DataError, MaebError
 from .report import count
+from .tables import PLAIN_CSS, html_page, html_table, markdown_table, td
 
 PAPER_TASK_COUNT = 26
 PRESET_NOTES = {
@@ -61,6 +62,7 @@ def preset_tasks(name: str) -> list[str]:
 
 
 def preset_note(name: str) -> str:
+    """What a preset's task set is and how it differs from the paper's, with its task count."""
     return PRESET_NOTES[name].format(n=len(preset_tasks(name)))
 
 
@@ -136,12 +138,14 @@ def batch_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def batch_stats(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    """Pearson r, Spearman rho (Pearson on ranks) and R^2 of each row pair, as arrays."""
     r = batch_pearson(x, y)
     rho = batch_pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
     return {"pearson_r": r, "spearman_rho": rho, "r_squared": r * r}
 
 
 def point_stats(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """The statistics on the observed points, by scipy's functions (batch_stats is their vectorised twin)."""
     r = float(pearsonr(x, y).statistic)
     return {"pearson_r": r, "spearman_rho": float(spearmanr(x, y).statistic), "r_squared": r * r}
 
@@ -170,6 +174,8 @@ def bootstrap(matrix: np.ndarray, y: np.ndarray, n: int, seed: int) -> dict[str,
 # -- the whole analysis -----------------------------------------------------------------------
 @dataclass
 class Correlation:
+    """The analysis' result: the points, the statistics, their intervals and what was left out."""
+
     tasks: list[str]
     models: list[dict]  # model, external_name, mean, external: the points
     stats: dict[str, float]
@@ -187,6 +193,7 @@ class Correlation:
     note: str | None = None
 
     def as_dict(self) -> dict:
+        """Every field, as plain JSON-ready values."""
         from dataclasses import asdict
 
         return asdict(self)
@@ -259,7 +266,24 @@ def correlate(
 
 
 # -- outputs ----------------------------------------------------------------------------------
+_CSS = (*PLAIN_CSS, "td:first-child, th:first-child { text-align: left; white-space: nowrap; }")
 LABELS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman rho", "r_squared": "R^2"}
+
+
+STATS_HEAD = ("statistic", "value", "95% CI over tasks", "95% CI over models")
+
+
+def _stats_rows(c: Correlation) -> list[list[str]]:
+    return [[LABELS[k], f"{c.stats[k]:.3f}", _ci(c.intervals["tasks"][k]), _ci(c.intervals["models"][k])] for k in STATS]
+
+
+def _points_head(c: Correlation, external_name: str) -> list[str]:
+    return ["model", external_name, "mean (%)", c.score_column]
+
+
+def _points_rows(c: Correlation) -> list[list[str]]:
+    """The points' cells as text (HTML escapes them)."""
+    return [[p["model"], p["external_name"], f"{100 * p['mean']:.1f}", f"{p['external']:g}"] for p in c.models]
 
 
 def _ci(interval: dict) -> str:
@@ -270,19 +294,15 @@ def _ci(interval: dict) -> str:
 
 
 def to_text(c: Correlation) -> str:
+    """The markdown report the command prints: statistics, points and what was left out."""
     lines = [
         f"Per-model mean on {count(len(c.tasks), 'task')} vs {c.score_column!r} of {c.external}: "
         f"{count(len(c.models), 'model')}, {count(len(c.tasks), 'task')}; {c.bootstrap} bootstrap resamples (seed {c.seed}), 95% percentile intervals",
     ]
     if c.note:
         lines.append(c.note)
-    lines += ["", "| statistic | value | 95% CI over tasks | 95% CI over models |", "|---|---|---|---|"]
-    for key in STATS:
-        lines.append(
-            f"| {LABELS[key]} | {c.stats[key]:.3f} | {_ci(c.intervals['tasks'][key])} | {_ci(c.intervals['models'][key])} |"
-        )
-    lines += ["", f"| model | name in the CSV | mean (%) | {c.score_column} |", "|---|---|---|---|"]
-    lines += [f"| {p['model']} | {p['external_name']} | {100 * p['mean']:.1f} | {p['external']:g} |" for p in c.models]
+    lines += ["", *markdown_table(STATS_HEAD, _stats_rows(c))]
+    lines += ["", *markdown_table(_points_head(c, "name in the CSV"), _points_rows(c))]
     if c.left_out:
         lines += ["", "Left out (missing tasks of the set):"]
         for m, t in c.left_out.items():
@@ -297,6 +317,7 @@ def to_text(c: Correlation) -> str:
 
 
 def to_json(c: Correlation) -> str:
+    """The analysis as a JSON document, with the maeb version that made it."""
     from . import __version__
 
     return json.dumps({"maeb_version": __version__, **c.as_dict()}, indent=2) + "\n"
@@ -359,16 +380,8 @@ def scatter_svg(c: Correlation, width: int = 640, height: int = 440) -> str:
 def to_html(c: Correlation) -> str:
     """A page in the style of the leaderboard's (maeb.report): no script, nothing fetched."""
     title = f"Per-model mean on {count(len(c.tasks), 'task')} vs {html.escape(c.score_column)}"
-    stats = "".join(
-        f"<tr><td>{LABELS[k]}</td><td>{c.stats[k]:.3f}</td><td>{_ci(c.intervals['tasks'][k])}</td>"
-        f"<td>{_ci(c.intervals['models'][k])}</td></tr>"
-        for k in STATS
-    )
-    rows = "".join(
-        f"<tr><td>{html.escape(p['model'])}</td><td>{html.escape(p['external_name'])}</td>"
-        f"<td>{100 * p['mean']:.1f}</td><td>{p['external']:g}</td></tr>"
-        for p in c.models
-    )
+    stats = html_table(STATS_HEAD, [[td(text) for text in row] for row in _stats_rows(c)], "stats")
+    points = [[td(html.escape(text)) for text in row] for row in _points_rows(c)]
     extra = ""
     if c.left_out:
         items = "".join(f"<li>{html.escape(m)}: lacks {html.escape(', '.join(t))}</li>" for m, t in c.left_out.items())
@@ -377,30 +390,17 @@ def to_html(c: Correlation) -> str:
         items = "".join(f"<li>{html.escape(n)}: {html.escape(w)}</li>" for n, w in c.unmatched.items())
         extra += f"<h2>Unmatched external names</h2><ul>{items}</ul>"
     note = f"<p>{html.escape(c.note)}</p>" if c.note else ""
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }}
-table {{ border-collapse: collapse; font-size: 13px; margin-bottom: 1rem; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; }}
-th {{ background: #f4f4f4; }}
-td:first-child, th:first-child {{ text-align: left; white-space: nowrap; }}
-</style></head>
-<body>
-<h1>{title}</h1>
+    body = f"""<h1>{title}</h1>
 <p>{count(len(c.models), "model")}, {count(len(c.tasks), "task")}; external scores: column {html.escape(c.score_column)} of
 {html.escape(c.external)}. {c.bootstrap} bootstrap resamples (seed {c.seed}), 95% percentile intervals.</p>
 {note}
-<table id="stats"><thead><tr><th>statistic</th><th>value</th><th>95% CI over tasks</th><th>95% CI over models</th></tr></thead>
-<tbody>{stats}</tbody></table>
+{stats}
 {scatter_svg(c)}
 <h2>Models</h2>
-<table id="points"><thead><tr><th>model</th><th>external name</th><th>mean (%)</th><th>{html.escape(c.score_column)}</th></tr></thead>
-<tbody>{rows}</tbody></table>
+{html_table(_points_head(c, "external name"), points, "points")}
 {extra}
-<h2>Tasks</h2><p>{html.escape(", ".join(c.tasks))}</p>
-</body></html>
-"""
+<h2>Tasks</h2><p>{html.escape(", ".join(c.tasks))}</p>"""
+    return html_page(title, _CSS, body)
 
 
 def command(args) -> int:

@@ -17,7 +17,7 @@ the task facts: the catalog's for its tasks, else what maeb's runner recorded in
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,9 +29,11 @@ from .scores import AUDIO_ONLY, Score, TaskInfo, is_experiment  # noqa: F401  (T
 
 if TYPE_CHECKING:
     from .spec import TaskSpec
+    from .uncertainty import Uncertainty
 
 
 def spec_info(spec: TaskSpec) -> TaskInfo:
+    """A task spec's TaskInfo (languages of every subset, once each)."""
     langs = spec.languages if isinstance(spec.languages, list) else [x for v in spec.languages.values() for x in v]
     return TaskInfo(
         spec.name,
@@ -74,6 +76,8 @@ def task_infos(names: Iterable[str], recorded: dict[str, TaskInfo] | None = None
 
 @dataclass
 class Row:
+    """One model on a board: rank, Borda points, means (None where a task is missing) and scores."""
+
     model: str
     revisions: list[str]
     rank: int = 0
@@ -90,6 +94,8 @@ class Row:
 
 @dataclass
 class Board:
+    """A ranked table: the tasks, one row per model with a complete task, what is missing and why."""
+
     benchmark: str | None
     tasks: list[TaskInfo]
     rows: list[Row]
@@ -100,21 +106,24 @@ class Board:
     # ones too) and the scores behind them (their files hold the few-shot experiments and bands)
     partial: dict[str, dict[str, float]] = field(default_factory=dict)
     cells: dict[tuple[str, str], list[Score]] = field(default_factory=dict)
-    uncertainty: object | None = None  # a maeb.uncertainty.Uncertainty, when asked for
+    uncertainty: Uncertainty | None = None  # when asked for
 
     @property
     def types(self) -> list[str]:
+        """The task types on the board, sorted."""
         return sorted({t.type for t in self.tasks})
 
     @property
     def domains(self) -> list[str]:
+        """The domains any task on the board records, sorted."""
         return sorted({d for t in self.tasks for d in t.domains})
 
 
 def _mean_or_none(values: list[float | None]) -> float | None:
-    if not values or any(v is None for v in values):
+    present = [v for v in values if v is not None]
+    if not values or len(present) < len(values):
         return None
-    return float(np.mean(values))
+    return float(np.mean(present))
 
 
 def aggregate(
@@ -124,6 +133,10 @@ def aggregate(
     infos: dict[str, TaskInfo] | None = None,
     benchmark: str | None = None,
 ) -> Board:
+    """The board of these scores: a task's score is the mean over its splits and subsets; models
+    are ranked by Borda points over every task they have a score on (partial ones too, as mteb
+    does), and shown where they have at least one complete task. `tasks` limits and orders the
+    tasks, `subsets` keeps only the named subsets of a task, `infos` says what each task is."""
     subsets = subsets or {}
     wanted = None if tasks is None else set(tasks)
     values: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)
@@ -268,7 +281,7 @@ def load_board(
 
     res = read_results(results, lookup, names)
     if tasks and bench is None:
-        for name in names:  # a typo is an error; a task whose files were all rejected is reported missing
+        for name in names or ():  # a typo is an error; a task whose files were all rejected is reported missing
             if name not in res.seen and lookup(name) is None:
                 close = closest(name, catalog.task_names())
                 hint = f"; catalog tasks with a close name: {', '.join(close)}" if close else ""
@@ -283,7 +296,7 @@ def load_board(
     present = names or sorted({s.task for s in scores})
     infos = {t: lookup(t) or res.tasks.get(t) or TaskInfo(t) for t in present}
     board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None)
-    board.task_filter = list(names) if tasks else None
+    board.task_filter = list(names or ()) if tasks else None
     board.notes = list(res.notes) + board.notes
     if experiments and not plain:
         board.notes.append(
@@ -297,7 +310,7 @@ def load_board(
     return board, res.problems
 
 
-def report_lines(problems: list[str], notes: list[str] = (), limit: int = 20) -> list[str]:
+def report_lines(problems: Sequence[str], notes: Sequence[str] = (), limit: int = 20) -> list[str]:
     """What the command line prints to stderr: each rejected file or entry, then each note."""
     lines = [f"maeb: skipped {p}" for p in problems[:limit]]
     if len(problems) > limit:

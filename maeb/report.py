@@ -18,6 +18,7 @@ import re
 
 from . import __version__
 from .leaderboard import Board
+from .tables import BODY_CSS, CELL_CSS, cell, html_page, html_table, json_script, markdown_table, pct
 
 
 def count(n: int, noun: str) -> str:
@@ -55,6 +56,7 @@ def _short_names(board: Board) -> list[str]:
 
 
 def to_csv(board: Board) -> str:
+    """One row per model in board order: rank, means, per-type and per-task scores (6 places, empty where missing)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     task_names = [t.name for t in board.tasks]
@@ -85,6 +87,8 @@ def to_csv_by_task(board: Board) -> str:
 
 
 def to_json(board: Board) -> dict:
+    """The leaderboard's JSON results file: tasks, per-model ranks, means and scores (6 places), the
+    uncertainty where computed; `generated` is the time of writing in UTC."""
     return {
         "benchmark": board.benchmark,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -130,16 +134,12 @@ def to_json(board: Board) -> dict:
 def _task_pct(board: Board, row, task: str) -> str:
     """A task score in %, with its interval when the board carries maeb.uncertainty's."""
     value = row.tasks.get(task)
-    return board.uncertainty.cell_text(row.model, task, value) if board.uncertainty is not None else _pct(value)
+    return board.uncertainty.cell_text(row.model, task, value) if board.uncertainty is not None else pct(value)
 
 
 def _rank_columns(board: Board, row) -> list[str]:
     u = board.uncertainty
     return [] if u is None else [u.rank_text(row.model), str(u.group_of(row.model))]
-
-
-def _pct(value) -> str:
-    return "" if value is None else f"{100 * value:.1f}"
 
 
 LEAK_MARK = "†"  # a dagger: results scored with clips shared by the training and evaluation splits
@@ -182,15 +182,16 @@ def to_markdown(board: Board, per_task=None) -> str:
     head += tasks
     if board.uncertainty is not None:
         head[2:2] = ["Rank interval", "Group"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for r in board.rows:
         model = r.model + (f" {LEAK_MARK}" if r.leaks else "")
-        cells = [str(r.rank), model, *_rank_columns(board, r), _pct(r.mean_task), _pct(r.mean_tasktype)]
+        cells = [str(r.rank), model, *_rank_columns(board, r), pct(r.mean_task), pct(r.mean_tasktype)]
         cells += [f"{r.n_tasks}/{len(board.tasks)}"]
-        cells += [_pct(r.types.get(t)) for t in board.types] + [_pct(r.groups.get(g)) for g in groups]
-        cells += [_pct(r.domains.get(d)) for d in board.domains]
+        cells += [pct(r.types.get(t)) for t in board.types] + [pct(r.groups.get(g)) for g in groups]
+        cells += [pct(r.domains.get(d)) for d in board.domains]
         cells += [_task_pct(board, r, t) + (LEAK_MARK if t in r.leaks else "") for t in tasks]
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = markdown_table(head, rows)
     title = (
         f"**{_title(board)}**: {count(len(board.rows), 'model')}, {count(len(board.tasks), 'task')}; scores in %, "
         "empty means = a task is missing."
@@ -210,12 +211,11 @@ def to_markdown(board: Board, per_task=None) -> str:
 
 def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models."""
-    names = _short_names(board)
-    lines = ["| Task | Type | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    for t in board.tasks:
-        cells = [(_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") for r in board.rows]
-        lines.append(f"| {t.name} | {t.type} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    rows = [
+        [t.name, t.type, *((_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") for r in board.rows)]
+        for t in board.tasks
+    ]
+    return "\n".join(markdown_table(["Task", "Type", *_short_names(board)], rows)) + "\n"
 
 
 def _colour(value) -> str:
@@ -252,10 +252,10 @@ def _heatmap(board: Board) -> str:
             v = r.types.get(t)
             parts.append(
                 f'<rect class="cell" x="{left + j * cell_w}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{_colour(v)}">'
-                f"<title>{html.escape(r.model)} / {html.escape(t)}: {_pct(v) or 'missing'}</title></rect>"
+                f"<title>{html.escape(r.model)} / {html.escape(t)}: {pct(v) or 'missing'}</title></rect>"
             )
             parts.append(
-                f'<text x="{left + j * cell_w + cell_w / 2}" y="{y + 15}" text-anchor="middle" font-size="10">{_pct(v)}</text>'
+                f'<text x="{left + j * cell_w + cell_w / 2}" y="{y + 15}" text-anchor="middle" font-size="10">{pct(v)}</text>'
             )
     parts.append("</svg>")
     return "".join(parts)
@@ -273,9 +273,9 @@ def _domain_bars(row, domains: list[str]) -> str:
         parts.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" font-size="10">{html.escape(d)}</text>')
         parts.append(
             f'<rect class="bar" x="{left}" y="{y}" width="{bar_w * max(0.0, min(1.0, v or 0.0)):.1f}" height="18" fill="#2864c8">'
-            f"<title>{html.escape(row.model)} / {html.escape(d)}: {_pct(v) or 'missing'}</title></rect>"
+            f"<title>{html.escape(row.model)} / {html.escape(d)}: {pct(v) or 'missing'}</title></rect>"
         )
-        parts.append(f'<text x="{left + bar_w + 4}" y="{y + 14}" font-size="10">{_pct(v) or "missing"}</text>')
+        parts.append(f'<text x="{left + bar_w + 4}" y="{y + 14}" font-size="10">{pct(v) or "missing"}</text>')
     parts.append(f'<text x="4" y="{height - 4}" font-size="12">{html.escape(row.model)}</text></svg>')
     return "".join(parts)
 
@@ -309,6 +309,15 @@ def _radar(row, domains: list[str]) -> str:
     return "".join(parts)
 
 
+_CSS = (  # the leaderboard's table sorts by a click on its header, which stays in view
+    BODY_CSS,
+    "table { border-collapse: collapse; font-size: 13px; }",
+    CELL_CSS,
+    "th { cursor: pointer; background: #f4f4f4; position: sticky; top: 0; }",
+    "td:nth-child(2), th:nth-child(2) { text-align: left; white-space: nowrap; }",
+    "#tasks td:nth-child(1), #tasks th:nth-child(1) { text-align: left; white-space: nowrap; }",
+    ".radars { display: flex; flex-wrap: wrap; gap: 8px; }",
+)
 _SORT_SCRIPT = """
 document.querySelectorAll('#leaderboard th, #tasks th').forEach(function (th) {
   th.addEventListener('click', function () {
@@ -332,10 +341,6 @@ document.body.dataset.ready = 'yes';
 """
 
 
-def _cell(value, text) -> str:
-    return f'<td data-v="{"" if value is None else html.escape(str(value))}">{text}</td>'
-
-
 def _leak_span(row, task: str | None = None) -> str:
     """LEAK_MARK after a model (any of its tasks) or a score (that task), with its reason on hover."""
     leaks = row.leaks if task is None else {task: row.leaks[task]} if task in row.leaks else {}
@@ -352,19 +357,15 @@ def _tasks_table(board: Board) -> str:
     head = ["Task", "Type", *(r.model for r in board.rows)]
     rows = []
     for t in board.tasks:
-        cells = [_cell(t.name, html.escape(t.name)), _cell(t.type, html.escape(t.type))]
-        cells += [
-            _cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name)) for r in board.rows
-        ]
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return (
-        '<h2>Tasks</h2>\n<table id="tasks"><thead><tr>'
-        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-        + f"</tr></thead>\n<tbody>{''.join(rows)}</tbody></table>"
-    )
+        cells = [cell(t.name, html.escape(t.name)), cell(t.type, html.escape(t.type))]
+        cells += [cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name)) for r in board.rows]
+        rows.append(cells)
+    return "<h2>Tasks</h2>\n" + html_table(head, rows, "tasks")
 
 
 def to_html(board: Board, per_task=None) -> str:
+    """The self-contained leaderboard page: sortable table, notes, tasks table (per_task "rows"),
+    heatmap of task types, a chart per model over domains and the JSON results file."""
     orientation = _orientation(per_task)
     task_cols = [t.name for t in board.tasks] if orientation == "columns" else []
     head = ["Rank (Borda)", "Model", "Mean (Task)", "Mean (TaskType)", "Tasks", *board.types, *task_cols]
@@ -381,15 +382,14 @@ def to_html(board: Board, per_task=None) -> str:
                 if u is None
                 else [(u.rank_low[r.model], html.escape(u.rank_text(r.model))), (u.group_of(r.model), str(u.group_of(r.model)))]
             ),
-            (r.mean_task, _pct(r.mean_task)),
-            (r.mean_tasktype, _pct(r.mean_tasktype)),
+            (r.mean_task, pct(r.mean_task)),
+            (r.mean_tasktype, pct(r.mean_tasktype)),
             (r.n_tasks, str(r.n_tasks)),
         ]
-        cells += [(r.types.get(t), _pct(r.types.get(t))) for t in board.types]
+        cells += [(r.types.get(t), pct(r.types.get(t))) for t in board.types]
         cells += [(r.tasks.get(t), html.escape(_task_pct(board, r, t)) + _leak_span(r, t)) for t in task_cols]
-        rows.append(f"<tr>{''.join(_cell(v, text) for v, text in cells)}</tr>")
+        rows.append([cell(v, text) for v, text in cells])
     title = html.escape(_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
-    data = json.dumps(to_json(board)).replace("</", "<\\/")
     if board.domains:
         domains = f'<div class="radars" id="radars">{"".join(_domain_chart(r, board.domains) for r in board.rows)}</div>'
     else:
@@ -397,23 +397,10 @@ def to_html(board: Board, per_task=None) -> str:
     tasks_table = _tasks_table(board) if orientation == "rows" else ""
     if board.uncertainty is not None:
         tasks_table = f'<p id="uncertainty">Uncertainty: {html.escape(board.uncertainty.summary())}.</p>\n{tasks_table}'
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title} leaderboard</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }}
-table {{ border-collapse: collapse; font-size: 13px; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; }}
-th {{ cursor: pointer; background: #f4f4f4; position: sticky; top: 0; }}
-td:nth-child(2), th:nth-child(2) {{ text-align: left; white-space: nowrap; }}
-#tasks td:nth-child(1), #tasks th:nth-child(1) {{ text-align: left; white-space: nowrap; }}
-.radars {{ display: flex; flex-wrap: wrap; gap: 8px; }}
-</style></head>
-<body>
-<h1>{title}</h1>
+    body = f"""<h1>{title}</h1>
 <p>{count(len(board.rows), "model")}, {count(len(board.tasks), "task")}. Scores in %; Borda rank as in mteb; an empty mean means a task is missing.
 Click a column to sort.</p>
-<table id="leaderboard"><thead><tr>{"".join(f"<th>{html.escape(h)}</th>" for h in head)}</tr></thead>
-<tbody>{"".join(rows)}</tbody></table>
+{html_table(head, rows, "leaderboard")}
 {f'<p id="experiments">{html.escape(_experiment_note(board))}</p>' if _experiment_note(board) else ""}
 {f'<p id="leaks">{html.escape(_leak_note(board))}</p>' if _leak_note(board) else ""}
 {tasks_table}
@@ -421,10 +408,9 @@ Click a column to sort.</p>
 {_heatmap(board)}
 <h2>Domains</h2>
 {domains}
-<script type="application/json" id="leaderboard-data">{data}</script>
-<script>{_SORT_SCRIPT}</script>
-</body></html>
-"""
+{json_script("leaderboard-data", to_json(board))}
+<script>{_SORT_SCRIPT}</script>"""
+    return html_page(f"{title} leaderboard", _CSS, body)
 
 
 def render(board: Board, fmt: str, per_task=None) -> str:

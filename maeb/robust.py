@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .report import _cell, _pct
+from .tables import PLAIN_CSS, cell, html_page, html_table, json_script, markdown_table, pct
 
 TASKS = (  # one or two per domain and several task types, where the offline models score well above chance
     "LiteSpokenDigits",
@@ -34,11 +34,14 @@ LADDERS = {
     "reverb": ("reverb:rt60=0.3", "reverb:rt60=0.8"),
 }
 MODELS = ("maeb/mfcc-stats", "google/speech-embedding", "resemble-ai/resemblyzer", "openai/whisper-tiny.en-clipwindow")
+_CSS = (*PLAIN_CSS, "td:nth-child(1), th:nth-child(1) { text-align: left; white-space: nowrap; }")
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
 
 
 @dataclass
 class Curve:
+    """One model's mean main score over the tasks at each step of one ladder, clean first."""
+
     model: str
     ladder: str
     steps: list[str]  # "clean" first
@@ -47,14 +50,18 @@ class Curve:
 
     @property
     def area(self) -> float:
+        """The ladder's mean score by the trapezoid rule (see `area`)."""
         return area(self.scores)
 
     @property
     def retained(self) -> float | None:
+        """area / clean score; None when the clean score is 0."""
         return self.area / self.scores[0] if self.scores[0] else None
 
 
 def area(scores: list[float]) -> float:
+    """Trapezoid area over equally spaced steps from 0 to 1: the mean score in score units (a
+    single step is its own score)."""
     if len(scores) == 1:
         return float(scores[0])
     pairs = zip(scores, scores[1:])
@@ -87,6 +94,7 @@ def run_view(models, tasks, ladders: dict, output_dir: Path, cache_dir: Path, li
 
 
 def to_json(curves: list[Curve]) -> dict:
+    """robust.json: every curve with its steps, scores, area, retained and per-task scores (6 places)."""
     return {
         "curves": [
             {
@@ -104,18 +112,17 @@ def to_json(curves: list[Curve]) -> dict:
 
 
 def to_markdown(curves: list[Curve]) -> str:
+    """A table per ladder: models as rows, the steps' scores in %, area and retained."""
     out = []
     for ladder in dict.fromkeys(c.ladder for c in curves):
         group = [c for c in curves if c.ladder == ladder]
-        steps = group[0].steps
-        out.append(f"### {ladder}\n")
-        out.append("| Model | " + " | ".join(steps) + " | area | retained |")
-        out.append("|---" * (len(steps) + 3) + "|")
-        for c in group:
-            kept = "–" if c.retained is None else f"{c.retained:.3f}"
-            out.append(f"| {c.model} | " + " | ".join(_pct(s) for s in c.scores) + f" | {_pct(c.area)} | {kept} |")
-        out.append("")
+        rows = [[c.model, *(pct(s) for s in c.scores), pct(c.area), _retained(c)] for c in group]
+        out += [f"### {ladder}\n", *markdown_table(["Model", *group[0].steps, "area", "retained"], rows), ""]
     return "\n".join(out)
+
+
+def _retained(c: Curve) -> str:
+    return "–" if c.retained is None else f"{c.retained:.3f}"
 
 
 def _plot(group: list[Curve]) -> str:
@@ -156,7 +163,7 @@ def _plot(group: list[Curve]) -> str:
         for i, v in enumerate(c.scores):
             x, y = xy(i, v)
             parts.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"><title>{html.escape(c.model)} {html.escape(c.steps[i])}: {_pct(v)}</title></circle>'
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"><title>{html.escape(c.model)} {html.escape(c.steps[i])}: {pct(v)}</title></circle>'
             )
         ly = top + 14 * n + 8
         parts.append(f'<rect x="{left + plot_w + 12}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>')
@@ -166,38 +173,27 @@ def _plot(group: list[Curve]) -> str:
 
 
 def to_html(curves: list[Curve], tasks) -> str:
+    """robust.html: per ladder a plot and a table, then the curves as JSON; nothing fetched."""
     sections = []
     for ladder in dict.fromkeys(c.ladder for c in curves):
         group = [c for c in curves if c.ladder == ladder]
         head = ["Model", *group[0].steps, "area", "retained"]
         rows = []
         for c in group:
-            cells = [(c.model, html.escape(c.model)), *[(s, _pct(s)) for s in c.scores], (c.area, _pct(c.area))]
-            cells.append((c.retained, "–" if c.retained is None else f"{c.retained:.3f}"))
-            rows.append(f"<tr>{''.join(_cell(v, t) for v, t in cells)}</tr>")
-        table = f"<table><thead><tr>{''.join(f'<th>{html.escape(h)}</th>' for h in head)}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        sections.append(f"<h2>{html.escape(ladder)}</h2>\n{_plot(group)}\n{table}")
-    data = json.dumps(to_json(curves)).replace("</", "<\\/")
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>MAEB-robust</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }}
-table {{ border-collapse: collapse; font-size: 13px; margin-bottom: 1rem; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; }}
-th {{ background: #f4f4f4; }}
-td:nth-child(1), th:nth-child(1) {{ text-align: left; white-space: nowrap; }}
-</style></head>
-<body>
-<h1>MAEB-robust</h1>
+            cells = [(c.model, html.escape(c.model)), *[(s, pct(s)) for s in c.scores], (c.area, pct(c.area))]
+            cells.append((c.retained, _retained(c)))
+            rows.append([cell(v, t) for v, t in cells])
+        sections.append(f"<h2>{html.escape(ladder)}</h2>\n{_plot(group)}\n{html_table(head, rows, sep='')}")
+    body = f"""<h1>MAEB-robust</h1>
 <p>Mean main score (%) over {len(tasks)} tasks ({html.escape(", ".join(tasks))}) against each perturbation ladder's step,
 clean first. Area: the ladder's mean score by the trapezoid rule; retained: area / clean.</p>
 {"".join(sections)}
-<script type="application/json" id="robust-data">{data}</script>
-</body></html>
-"""
+{json_script("robust-data", to_json(curves))}"""
+    return html_page("MAEB-robust", _CSS, body)
 
 
 def write(curves: list[Curve], tasks, folder: Path) -> None:
+    """robust.json, robust.md and robust.html into `folder`, each written atomically."""
     from .results import write_text_atomic
 
     write_text_atomic(folder / "robust.json", json.dumps(to_json(curves), indent=2) + "\n")
@@ -206,6 +202,8 @@ def write(curves: list[Curve], tasks, folder: Path) -> None:
 
 
 def main(argv=None) -> int:
+    """`python -m maeb.robust`: build or reuse MAEB-lite, run the view, write and print it; 2 on a
+    maeb error (one line)."""
     from .cache import default_cache_dir
     from .errors import MaebError
     from .lite import default_dir

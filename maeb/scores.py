@@ -42,6 +42,8 @@ DEFAULT_SPLIT = "test"  # mteb's default evaluation split, assumed only when not
 
 @dataclass(frozen=True)
 class TaskInfo:
+    """What a board needs to know of a task: its type, category, domains, main score and splits."""
+
     name: str
     type: str = "Unknown"
     category: str | None = None
@@ -65,6 +67,7 @@ class TaskInfo:
 
     @property
     def group(self) -> str | None:
+        """ "audio-only" or "cross-modal" by the category; None when the category is unknown."""
         if self.category is None:
             return None
         return "audio-only" if self.category in AUDIO_ONLY else "cross-modal"
@@ -72,6 +75,8 @@ class TaskInfo:
 
 @dataclass(frozen=True)
 class Score:
+    """One main score: a model's value on one split and subset of a task, with where it was read."""
+
     model: str
     revision: str
     task: str
@@ -87,6 +92,8 @@ class Score:
 
 @dataclass
 class Results:
+    """What reading result files gives: the scores, and one line per rejected file or disagreement."""
+
     scores: list[Score] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # rejected files and entries, one line each
     notes: list[str] = field(default_factory=list)  # disagreements that rejected nothing
@@ -141,15 +148,11 @@ def _pick_main(entry: dict, wanted: str | None) -> tuple[float | None, str | Non
         return None, None
     if wanted:
         return value, wanted
-    twins = [k for k, v in entry.items() if k != "main_score" and _number(v) == value and metric_range(k)]
+    twins = {k: bounds for k, v in entry.items() if k != "main_score" and _number(v) == value and (bounds := metric_range(k))}
     if not twins:
         return value, None
     # several metrics may hold the same value; the widest range among them rejects nothing valid
-    return value, max(twins, key=lambda k: metric_range(k)[1] - metric_range(k)[0])
-
-
-def main_metric(task: str, entry: dict, wanted: str | None) -> float | None:
-    return _pick_main(entry, wanted)[0]
+    return value, max(twins, key=lambda k: twins[k][1] - twins[k][0])
 
 
 def check_value(value: float, metric: str | None, scale: float = 1.0) -> str | None:
@@ -170,6 +173,7 @@ def check_value(value: float, metric: str | None, scale: float = 1.0) -> str | N
 
 # -- what a result records about its task ----------------------------------------------------
 def mteb_type(kind: str) -> str:
+    """mteb's type name of maeb's short type name (unknown names are returned as they are)."""
     return MTEB_TYPES.get(kind, kind)
 
 
@@ -308,7 +312,7 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
     if wanted is not None and task not in wanted:
         return None
     out.seen.add(task)
-    extra = data.get("maeb") if isinstance(data.get("maeb"), dict) else {}
+    extra: dict = data["maeb"] if isinstance(data.get("maeb"), dict) else {}
     record = task_record(extra, task, str(path), out.notes)
     known = lookup(task)
     if record is not None:
@@ -469,7 +473,7 @@ def read_results(paths: Iterable[Path], lookup: Lookup | None = None, tasks: Ite
     lookup = lookup or (lambda name: None)
     wanted = None if tasks is None else set(tasks)
     out = Results()
-    groups: list[_Group] = []
+    groups: list[_Group | None] = []  # None: a file that was rejected
     recorded: dict[str, tuple[str, TaskInfo]] = {}
     for path in map(Path, paths):
         if path.is_file() and path.suffix == ".csv":

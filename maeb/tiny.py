@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from .errors import ModelError
 
-SSL_COMMON = dict(
+SSL_COMMON: dict[str, Any] = dict(  # Any: each value is a different config field's type
     hidden_size=16,
     num_hidden_layers=1,
     num_attention_heads=2,
@@ -57,6 +58,7 @@ def word_tokenizer(words, special, padding_side="left", **extra):
 
 
 def whisper(path: Path) -> dict:
+    """A random Whisper encoder-decoder with its feature extractor."""
     from transformers import WhisperConfig, WhisperFeatureExtractor, WhisperModel
 
     config = WhisperConfig(
@@ -83,6 +85,8 @@ def whisper(path: Path) -> dict:
 
 
 def ssl(path: Path, kind: str = "wav2vec2", norm: str = "group") -> dict:
+    """A random self-supervised speech model of `kind` (wav2vec2, HuBERT, WavLM, data2vec,
+    UniSpeech-SAT, SEW-D) with group or layer norm in its feature encoder."""
     import transformers as tf
 
     classes = {
@@ -133,6 +137,7 @@ def mms(path: Path) -> dict:
 
 
 def speecht5(path: Path, text: bool = True) -> dict:
+    """A random SpeechT5 speech-to-text model, and with `text` its text-to-speech twin for the text side."""
     from transformers import SpeechT5Config, SpeechT5FeatureExtractor, SpeechT5ForSpeechToText, SpeechT5ForTextToSpeech
 
     tok = word_tokenizer(WORDS, ["<pad>", "<s>", "</s>"], padding_side="right")  # as SpeechT5's tokenizer pads
@@ -174,6 +179,7 @@ def speecht5(path: Path, text: bool = True) -> dict:
 
 
 def ast(path: Path) -> dict:
+    """A random Audio Spectrogram Transformer with its feature extractor."""
     from transformers import ASTConfig, ASTFeatureExtractor, ASTModel
 
     _seed()
@@ -183,6 +189,7 @@ def ast(path: Path) -> dict:
 
 
 def clap(path: Path, fusion: bool = False) -> dict:
+    """A random CLAP (fused or unfused audio side) with a word-level tokenizer."""
     from transformers import ClapConfig, ClapFeatureExtractor, ClapModel, ClapProcessor, RobertaTokenizerFast
 
     config = ClapConfig(
@@ -221,6 +228,7 @@ def clap(path: Path, fusion: bool = False) -> dict:
 
 
 def encodec(path: Path) -> dict:
+    """A random EnCodec with its feature extractor."""
     from transformers import EncodecConfig, EncodecFeatureExtractor, EncodecModel
 
     config = EncodecConfig(
@@ -291,6 +299,7 @@ def omni_processor():
 
 
 def qwen_omni_thinker(path: Path) -> dict:
+    """A random Qwen2.5-Omni thinker with the audio-and-text processor (float32)."""
     from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
 
     processor = omni_processor()
@@ -373,6 +382,8 @@ class TinyModel(PreTrainedModel):
 
 
 def remote(path: Path, hidden: int = 8) -> dict:
+    """A checkpoint whose model code ships beside it (config.json's auto_map), loaded through
+    trust_remote_code as on the hub."""
     import importlib.util
     import sys
 
@@ -380,6 +391,7 @@ def remote(path: Path, hidden: int = 8) -> dict:
     path.mkdir(parents=True, exist_ok=True)
     (path / "tiny_remote.py").write_text(_REMOTE)
     spec = importlib.util.spec_from_file_location("maeb_tiny_remote", path / "tiny_remote.py")
+    assert spec is not None and spec.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["maeb_tiny_remote"] = module
     spec.loader.exec_module(module)
@@ -468,10 +480,6 @@ BUILDERS = {
     "yamnet": lambda meta, path: audioset(path, "yamnet"),
     "vggish": lambda meta, path: audioset(path, "vggish"),
 }
-
-
-def supported(family: str) -> bool:
-    return family in BUILDERS
 
 
 def build(meta, folder: Path) -> dict:

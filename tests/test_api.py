@@ -65,6 +65,7 @@ def test_evaluate_writes_mteb_layout_and_reads_it_back(tmp_path, tone_folder):
     assert again[0].scores == first[0].scores and again[0].path == path  # read, not rerun
 
 
+@pytest.mark.slow
 def test_models_and_tasks_by_name_file_and_object(tmp_path, tone_folder):
     entry = write_model(tmp_path)
     meta = maeb.get_model(entry)
@@ -161,6 +162,7 @@ def test_cache_dir_reaches_the_data_layer(tmp_path, monkeypatch):
     assert default.startswith(str(tmp_path / "c"))
 
 
+@pytest.mark.slow
 def test_vectors_match_the_registered_family(tmp_path, tone_folder):
     """An object and the registered entry of the same encoder score alike."""
     task = write_task(tmp_path, tone_folder, "ToneClusters")

@@ -84,6 +84,7 @@ def test_unknown_names_exit_2_with_suggestions(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_run_writes_mteb_layout_and_resumes(tmp_path, tone_folder, capsys):
     model = write_model(tmp_path)
     task = write_task(tmp_path, tone_folder, "ToneClusters")
@@ -125,6 +126,7 @@ class Slow(SpectralEncoder):
 """
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_redoing_work(tmp_path, tone_folder):
     (tmp_path / "slowfamily.py").write_text(SLOW_FAMILY)
     model = write_model(tmp_path, family="slowfamily:Slow")
@@ -154,6 +156,7 @@ def test_killed_run_resumes_without_redoing_work(tmp_path, tone_folder):
     assert "27 clips embedded, 9 from cache" in again.stderr
 
 
+@pytest.mark.slow
 def test_mteb_style_flags(tmp_path, tone_folder, capsys):
     """-m, -t, --output-folder, --model-revision, --task-types, -b and --verbose, as mteb's users type them."""
     model = write_model(tmp_path)

@@ -61,6 +61,7 @@ def test_zeroshot_uses_label_names(tone_folder, tmp_path):
     assert run(wrong, tmp_path)["accuracy"] < 0.5
 
 
+@pytest.mark.slow
 def test_clustering_and_pairs(tone_folder, tmp_path):
     assert run(spec_for(tone_folder, "clustering"), tmp_path)["v_measure"] > 0.9
     pairs = spec_for(tone_folder, "pair_classification", derive={"kind": "pairs", "label_column": "label", "n_pairs": 60})

@@ -108,6 +108,7 @@ def write_entry(folder: Path, family: str, name: str = "me/tiny-wav2vec2", dim: 
     return path
 
 
+@pytest.mark.slow
 def test_check_model_passes_a_tiny_entry_written_from_the_readme(tmp_path, capsys):
     code = main(["check-model", str(write_entry(tmp_path, "hf-ssl")), "--tiny"])
     out = capsys.readouterr().out

@@ -787,6 +787,7 @@ class ScriptedModel:
         return items
 
 
+@pytest.mark.slow
 @needs_mecat
 def test_caption_metrics_equal_mecat(mecat_offline):
     from mecat.evaluate import evaluate as mecat_evaluate
@@ -822,6 +823,7 @@ def test_caption_metrics_equal_mecat(mecat_offline):
             )
 
 
+@pytest.mark.slow
 @needs_mecat
 def test_qa_metrics_equal_mecat(mecat_offline):
     from mecat.evaluate import evaluate as mecat_evaluate

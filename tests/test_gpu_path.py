@@ -201,6 +201,7 @@ def typed(tmp_path, monkeypatch):
     return model
 
 
+@pytest.mark.slow
 def test_precision_keys_the_cache_and_lands_in_the_experiments_folder(tmp_path, tone_folder, typed, capsys):
     task = write_task(tmp_path, tone_folder, "Tones")
     base = run_args(tmp_path, typed, task)
@@ -301,6 +302,7 @@ def test_decoding_overlaps_the_forward(tmp_path, monkeypatch):
     assert emb.stats.forward_seconds / emb.stats.embed_wall_seconds > 0.6
 
 
+@pytest.mark.slow
 def test_the_model_is_loaded_once_per_run(tmp_path, tone_folder, typed):
     tasks = [write_task(tmp_path, tone_folder, "Tones"), write_task(tmp_path, tone_folder, "TonesCls", "classification")]
     assert main(run_args(tmp_path, typed, *tasks)) == 0

@@ -60,6 +60,7 @@ def result_files(root: Path) -> dict[str, dict]:
     return {str(p.relative_to(root)): json.loads(p.read_text()) for p in root.rglob("Tones.json")}
 
 
+@pytest.mark.slow
 def test_weights_path_keys_cache_and_results(tmp_path, tone_folder, weighted, capsys):
     task = write_task(tmp_path, tone_folder, "Tones")
     base = run_args(tmp_path, weighted, task)
@@ -102,6 +103,7 @@ def test_changed_spec_is_not_answered_by_an_old_result(tmp_path, tone_folder, we
     assert len(result["scores"]["test"][0]["v_measures"]["Level 0"]) == 3
 
 
+@pytest.mark.slow
 def test_results_and_experiments_load_in_mteb(tmp_path, tone_folder, weighted):
     """mteb's own ResultCache reads a default run and an experiment, and tells them apart."""
     from mteb.cache import ResultCache

@@ -77,6 +77,7 @@ def test_installed_package_lists_its_catalog(installed, tmp_path):
     assert tasks.returncode == 0 and "30 tasks" in tasks.stdout
 
 
+@pytest.mark.slow
 def test_installed_package_runs_a_task_from_another_folder(installed, tmp_path):
     write_tone_folder(tmp_path / "tones", {"low": 220.0, "high": 3520.0}, per_label=10)
     spec = tmp_path / "tones.toml"

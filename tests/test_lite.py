@@ -42,6 +42,7 @@ def lite_dir(lite_data):
     return lite_data
 
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_reused(lite_dir, tmp_path):
     first = build(lite_dir, seed=0, log=lambda m: None)  # reused, not rebuilt
     again = build(tmp_path / "again", seed=0, log=lambda m: None)
@@ -71,6 +72,7 @@ def test_benchmark_covers_types_and_domains():
     assert all(s.source_file and open(s.source_file).read().startswith("# What it measures") for s in specs)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not OFFLINE, reason="the offline-models extra is not installed")
 def test_tasks_separate_models_as_their_training_predicts(lite_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("MAEB_LITE_DIR", str(lite_dir))

@@ -16,9 +16,12 @@ from maeb.cli import main
 SIZES = {"main": 4, "voice_cloning": 3, "timestamp": 3}
 SYSTEMS = ("mmag-oracle", "mmag-resynth", "mmag-noise")
 
-pytestmark = pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("espeak-ng", "flite", "fluidsynth")), reason="needs Debian's synthesizers (make debian)"
-)
+pytestmark = [
+    pytest.mark.slow,  # the module's runs take about 80 s to set up
+    pytest.mark.skipif(
+        not all(shutil.which(t) for t in ("espeak-ng", "flite", "fluidsynth")), reason="needs Debian's synthesizers (make debian)"
+    ),
+]
 
 
 @pytest.fixture(scope="module")

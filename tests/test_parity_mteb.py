@@ -170,6 +170,7 @@ def test_multilabel(tmp_path, rng):
     assert_close(maeb_scores(tmp_path, spec)["test"][0], theirs, ["lrap", "accuracy", "f1", "hamming"])
 
 
+@pytest.mark.slow
 def test_clustering(tmp_path, rng):
     vectors, labels = clustered(rng, 120, 3, spread=2.0)
     task = mteb.get_task("CREMA_DClustering")

@@ -251,6 +251,7 @@ def test_clean_and_perturbed_vectors_and_results_never_mix(lite, tmp_path):
     assert json.dumps(rerun.results[0].payload["scores"]) == json.dumps(clean.results[0].payload["scores"])  # NaN-safe
 
 
+@pytest.mark.slow
 def test_scores_fall_with_snr_and_mp3_at_128_kbps_costs_almost_nothing(lite, tmp_path):
     tasks = ["LiteSpokenDigits", "LiteBirdSpecies"]
     ladder = [(), ("noise:snr=10",), ("noise:snr=5",), ("noise:snr=0",)]

@@ -26,7 +26,10 @@ from .conftest import mock_meta
 
 ray = pytest.importorskip("ray")
 TOOLS = all(shutil.which(t) for t in ("espeak-ng", "flite", "festival", "fluidsynth", "timidity"))
-pytestmark = pytest.mark.skipif(not TOOLS, reason="Debian's espeak-ng, flite, festival, fluidsynth or timidity is missing")
+pytestmark = [
+    pytest.mark.slow,  # a local Ray cluster (about 13 s to start) and 15-30 s a test
+    pytest.mark.skipif(not TOOLS, reason="Debian's espeak-ng, flite, festival, fluidsynth or timidity is missing"),
+]
 
 # every task type the spectral mock can run (the zero-shot task uses its text side), ~700 clips
 TASKS = ["LiteSpokenDigits", "LiteSpeakerPairs", "LiteSameWordA2A", "LiteDigitZeroshot", "LiteSoundReranking", "LiteMixtureTags"]
