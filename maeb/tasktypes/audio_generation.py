@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, SpecError
-from . import Param
+from . import Evaluation, Param
 
 NAME = "audio_generation"
 MAIN_SCORE = "clap"
@@ -60,16 +60,14 @@ def lower_is_better(metric: str) -> bool:
     return metric in LOWER_IS_BETTER
 
 
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
-
-
 def needs(spec) -> set[str]:
     return {"synthesize"}
 
 
-def planned_clips(spec, split: str, stats: dict) -> tuple[int, float]:
-    return stats.get("clips", 0), stats.get("hours", 0.0)
+def check_columns(spec, table) -> None:
+    """Key and caption columns; reference recordings are optional (FD and KL need them)."""
+    if hasattr(table, "columns"):
+        table.require([spec.protocol["key_column"], spec.protocol["caption_column"]], "audio generation columns")
 
 
 def wanted_metrics(p: dict, subset: str, where: str) -> dict[str, list[str]]:
@@ -165,13 +163,12 @@ def _reference(table, column: str, i: int):
     return decode(ref.read(), ref.name)
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     from ..audiogen.metric import GeneratedItem, MetricUnavailable
     from ..audiogen.registry import GROUPS
     from ..audiogen.request import capabilities_of
     from ..audiogen.store import read_generated, synthesize, system_folder
     from ..cache import identity_hash
-    from . import Evaluation
 
     p = spec.protocol
     table = data[split]
