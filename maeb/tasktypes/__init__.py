@@ -77,7 +77,7 @@ def mteb_type_of(kind: str) -> str:
         return REGISTRY[kind].mteb_type
     if is_outside(kind):
         found = get(kind)
-        return getattr(found, "MTEB_TYPE", None) or found.NAME
+        return found.MTEB_TYPE or found.NAME
     return kind
 
 
@@ -123,6 +123,28 @@ def _outside(kind: str) -> TaskType:
         return target
     what = "not defined" if target is None else f"a {type(target).__name__}"
     raise SpecError(f"task type {kind!r}: {module_name}.{attr} is {what}, not a maeb.tasktypes.TaskType subclass")
+
+
+# What a task type may use of the `emb` it is given (maeb.embed.Embedder); tests/test_architecture.py
+# holds every type to it. The engine's own functions (maeb.frames.frame_embeddings,
+# maeb.audiogen.store) take `emb` whole.
+SERVICES = {
+    "audio": "audio(refs) -> (vectors (n, d) float32, usable mask): clips through the shared embedding cache",
+    "text": "text(texts) -> vectors: the model's text side",
+    "generate": "generate(refs, prompts, settings) -> (texts, usable mask): a model that writes text",
+    "judge": "the run's LLM judge (ask, describe), None without --judge-url",
+    "similarity": "the model's similarity for scores (cosine, dot, ...)",
+    "protocol": "the run's reference protocol (its probe: maeb.tasktypes.probe)",
+    "record": "record.outcome(metric, refs, values): per-clip outcomes for the duration report",
+    "on_split": "with emb.on_split(name): clips embedded there are counted under that split",
+    "progress": "progress(items, what): items, with a progress bar",
+    "progress_iter": "progress_iter(iterator, total, what): an iterator, with a progress bar",
+    "log": "log(message): a line in the run's log",
+    "warn": "warn(message): logged once and kept in the result",
+    "context": "the task, subset and split being evaluated (for messages)",
+    "ctx": "the run's context: cache_dir, device",
+    "perturb_frames": "optional: a stability replay's noise on time-resolved frames",
+}
 
 
 @dataclass
@@ -232,6 +254,7 @@ class TaskType:
 
     NAME: str = ""
     MAIN_SCORE: str = ""
+    MTEB_TYPE: str = ""  # the type name results record (default NAME; registered types: REGISTRY's)
     PARAMS: dict = {}
     SCORE_SCALE: float = 1.0  # leaderboards divide the main score by this (a judge's 1-10 scale)
     ALIASES: dict = {}  # old parameter name -> today's (shown by describe and in results)
