@@ -279,6 +279,8 @@ def _mteb_name(name: str, module) -> str:
     entry = getattr(tasktypes, "REGISTRY", {}).get(name)
     if isinstance(getattr(entry, "mteb_type", None), str):
         return entry.mteb_type
+    if tasktypes.is_outside(name):
+        return tasktypes.mteb_type_of(name)
     return {**getattr(spec, "TYPES", {}), **getattr(spec, "GENERATIVE_TYPES", {})}.get(name, name)
 
 
@@ -369,7 +371,11 @@ def type_info(name: str) -> dict:
 
 
 def find_type(name: str) -> str:
-    """A task type by maeb name, mteb name or module name, any case."""
+    """A task type by maeb name, mteb name or module name, any case, or an outside type's
+    "package.module:Class"."""
+    if tasktypes.is_outside(name):
+        tasktypes.get(name)  # an error naming what is wrong with it
+        return name
     known = {}
     for key, path in tasktypes.MODULES.items():
         known[key.lower()] = key

@@ -13,7 +13,7 @@ import pytest
 import soundfile as sf
 
 import maeb
-from maeb import tasktypes
+from maeb import describe, tasktypes
 from maeb.errors import SpecError
 from maeb.mock import SpectralEncoder
 from maeb.spec import load_spec
@@ -109,6 +109,9 @@ def test_an_outside_task_type_runs_on_a_local_task(tmp_path, tone_folder, outsid
 
 
 def test_an_outside_type_is_checked_like_a_registered_one(tmp_path, tone_folder, outside):
+    info = describe.type_info(describe.find_type(f"{outside}:NearestCentroid"))  # `maeb describe module:Class`
+    assert info["mteb"] == "nearest_centroid" and [p["name"] for p in info["params"]] == ["distance"]
+    assert info["splits"] == [("", ["data.eval_splits", "data.train_split"])]
     with pytest.raises(SpecError, match="distance must be one of 'euclidean', 'cosine'"):
         bad = write_spec(tmp_path, tone_folder, f"{outside}:NearestCentroid", "Bad")
         bad.write_text(bad.read_text() + '[protocol]\ndistance = "manhattan"\n')
