@@ -24,7 +24,7 @@ from .errors import MaebError, closest
 # One line per spec field: what it means. Types and defaults come from the dataclasses.
 TOP_MEANINGS = {
     "name": "task name, as result files and leaderboards show it",
-    "type": "task type, by maeb or mteb name (see Task types)",
+    "type": 'task type: a maeb or mteb name (see Task types), or "package.module:Class" for a TaskType outside maeb (README)',
     "description": "what the task measures",
     "reference": "URL of the dataset or its paper",
     "main_score": "metric a leaderboard ranks by; one of the type's metrics (unset: the type's main score)",
@@ -279,6 +279,8 @@ def _mteb_name(name: str, module) -> str:
     entry = getattr(tasktypes, "REGISTRY", {}).get(name)
     if isinstance(getattr(entry, "mteb_type", None), str):
         return entry.mteb_type
+    if tasktypes.is_outside(name):
+        return tasktypes.mteb_type_of(name)
     return {**getattr(spec, "TYPES", {}), **getattr(spec, "GENERATIVE_TYPES", {})}.get(name, name)
 
 
@@ -369,7 +371,11 @@ def type_info(name: str) -> dict:
 
 
 def find_type(name: str) -> str:
-    """A task type by maeb name, mteb name or module name, any case."""
+    """A task type by maeb name, mteb name or module name, any case, or an outside type's
+    "package.module:Class"."""
+    if tasktypes.is_outside(name):
+        tasktypes.get(name)  # an error naming what is wrong with it
+        return name
     known = {}
     for key, path in tasktypes.MODULES.items():
         known[key.lower()] = key

@@ -190,14 +190,11 @@ def snapshot_patterns(d: DataSpec) -> list[str]:
     return [d.meta_file, f"{prefix}*" if prefix else "*"]
 
 
-LABELLED_TYPES = {"classification", "multilabel", "zeroshot", "clustering", "pair_classification"}
-
-
 def check_labels(table: Table, spec: TaskSpec, where: str) -> None:
     """Blank label cells would become a class of their own (''): name the first such row."""
     column = spec.derive.get("label_column", spec.data.label_column) if spec.derive else spec.data.label_column
     derived = spec.derive.get("kind") in ("pairs", "same_label", "text_to_audio", "audio_to_text", "rerank")
-    if (spec.type not in LABELLED_TYPES and not derived) or column not in table:
+    if (not get_type(spec.type).LABELLED and not derived) or column not in table:
         return
     for i, value in enumerate(table[column]):
         blank = value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value)

@@ -225,7 +225,7 @@ def evaluate_task(
             emb.label(spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]")
             state.subset = subset
             emb.record.take_outcomes()
-            result = tasktypes.as_evaluation(kind.evaluate(tables, split, emb, spec, state))
+            result = tasktypes.as_evaluation(kind.evaluate(tables, split, emb, spec, state), spec.type)
             outcome = emb.record.take_outcomes()
             if duration_edges:
                 from .durations import report
@@ -780,8 +780,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                 fail_task(failed, spec.name, exc, cfg.raise_error, lambda _: None)
         for split in [] if local else kind.splits(spec):
             stats = spec.stats.get(spec.data.split_names.get(split, split)) or spec.stats.get(split) or {}
-            counter = getattr(kind, "planned_clips", None)  # a type that embeds only part of a split says how much
-            n, h = counter(spec, split, stats) if counter else (stats.get("clips", 0), stats.get("hours", 0.0))
+            n, h = kind.planned_clips(spec, split, stats)  # a type that embeds only part of a split says how much
             clips, hours = clips + n, hours + h
         missing = sorted(side for side in needs if side not in _plan_sides(meta, cfg))
         rows.append(
@@ -833,14 +832,15 @@ def local_counts(spec: TaskSpec, ctx: RunContext, long_seconds: float = LONG_CLI
     column or main score fails here, before anything is embedded."""
     from .audio import AudioRef, clip_seconds
 
+    kind = tasktypes.get(spec.type)
     data = load_task(spec, ctx)
     refs: dict[int, AudioRef] = {}
     for tables in data.values():
         for table in tables.values():
-            check_columns(spec, table)
+            kind.check_columns(spec, table)
             items = []
             if hasattr(table, "columns"):
-                for column in (*spec.data.audio_columns, "audio1", "audio2"):
+                for column in kind.clip_columns(spec):
                     if column in table:
                         items += table[column]
             else:
@@ -852,18 +852,3 @@ def local_counts(spec: TaskSpec, ctx: RunContext, long_seconds: float = LONG_CLI
             unique.setdefault(ref.key, ref)
     seconds = [clip_seconds(r) for r in unique.values()]
     return len(unique), round(sum(seconds) / 3600, 4), max(seconds, default=0.0), sum(s > long_seconds for s in seconds)
-
-
-def check_columns(spec: TaskSpec, table) -> None:
-    """The columns the task type reads, for a plain table."""
-    if not hasattr(table, "columns"):
-        return
-    if spec.type == "pair_classification":
-        table.require([spec.protocol["audio1_column"], spec.protocol["audio2_column"], spec.data.label_column], "pair columns")
-        return
-    if spec.type == "audio_generation":  # reference recordings are optional (FD and KL need them)
-        table.require([spec.protocol["key_column"], spec.protocol["caption_column"]], "audio generation columns")
-        return
-    table.require([spec.data.audio_column], "data.audio_column")
-    if spec.type in ("classification", "multilabel", "zeroshot", "clustering"):
-        table.require([spec.data.label_column], "data.label_column")

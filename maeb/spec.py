@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SpecError, check_keys, closest
-from .tasktypes import from_mteb, mteb_types
+from .tasktypes import from_mteb, is_outside, mteb_type_of, mteb_types
 
 # maeb type name -> mteb type name (from the one registry, maeb.tasktypes); specs may use either
 TYPES = mteb_types(generative=False)
@@ -133,7 +133,7 @@ class TaskSpec:
 
     @property
     def mteb_type(self) -> str:
-        return TYPES.get(self.type) or GENERATIVE_TYPES.get(self.type, self.type)
+        return TYPES.get(self.type) or GENERATIVE_TYPES.get(self.type) or mteb_type_of(self.type)
 
     @property
     def revision(self) -> str:
@@ -247,7 +247,7 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
     check_field_types(raw, TaskSpec, where, extra={"data": "dict"})
     kind = from_mteb(raw["type"])
     known_types = set(TYPES) | set(GENERATIVE_TYPES)
-    if kind not in known_types:
+    if kind not in known_types and not is_outside(kind):  # "package.module:Class": a type outside maeb
         check_keys(f"{where}: type", {kind: None}, known_types)
     data_raw = dict(raw["data"])
     check_keys(f"{where}: [data]", data_raw, DATA_FIELDS)

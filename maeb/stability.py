@@ -134,7 +134,7 @@ def replay(spec, data, emb, eps: float, seed: int, block: int | None = None) -> 
             view.label(f"{spec.name} replay {seed} [{split}]")
             view.picked = None
             state.subset = subset
-            metrics = dict(tasktypes.as_evaluation(kind.evaluate(tables, split, view, spec, state)).metrics)
+            metrics = dict(tasktypes.as_evaluation(kind.evaluate(tables, split, view, spec, state), spec.type).metrics)
             metrics["main_score"] = metrics[spec.main_score]
             entries.append(metrics)
             picked[(split, i)] = view.picked

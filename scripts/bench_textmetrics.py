@@ -77,7 +77,7 @@ def main() -> None:
         },
     )
     started = time.perf_counter()
-    ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", Scripted(), spec, None)
+    ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", Scripted(), spec, None).metrics
     ours_s = time.perf_counter() - started
     started = time.perf_counter()
     theirs = mecat_evaluate(predicted_data=predictions, task="caption", metrics=["bleu", "fense", "date"], device="cpu")

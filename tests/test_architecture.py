@@ -132,3 +132,21 @@ def test_one_registry_of_task_types():
     catalog = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(catalog)
     assert catalog.TYPES == {v: k for k, v in tasktypes.mteb_types(generative=False).items()}
+
+
+def test_task_types_use_only_the_declared_services():
+    """A task type reaches the engine through the members tasktypes.SERVICES declares (emb.audio,
+    emb.text, ...), not the Embedder's internals (its encoder, cache, statistics)."""
+    from maeb import tasktypes
+
+    used: dict[str, set[str]] = {}
+    for path in sorted((PACKAGE / "tasktypes").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "emb":
+                used.setdefault(node.attr, set()).add(path.name)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" and len(node.args) >= 2:
+                target, name = node.args[0], node.args[1]
+                if isinstance(target, ast.Name) and target.id == "emb" and isinstance(name, ast.Constant):
+                    used.setdefault(name.value, set()).add(path.name)
+    assert {"audio", "text", "generate", "judge"} <= set(used)  # the scan sees the types' calls
+    assert {k: sorted(v) for k, v in used.items() if k not in tasktypes.SERVICES} == {}

@@ -246,7 +246,7 @@ def test_answer_parsing_mode_is_a_labelled_protocol_parameter():
             data=SimpleNamespace(audio_column="audio"),
             protocol={**make_params(multiple_choice.PARAMS, {}, "test"), "answer_parsing": mode},
         )
-        return multiple_choice.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: replies[k]), spec, None)
+        return multiple_choice.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: replies[k]), spec, None).metrics
 
     ours = run("whole-option")
     assert ours["answer_parsing"] == "whole-option" and ours["unparsed_answers"] == 1
@@ -622,7 +622,7 @@ def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
         protocol={**make_params(captioning.PARAMS, {}, "test"), "metrics": ["bleu"]},
     )
-    ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", MusicFails(None), spec, None)
+    ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", MusicFails(None), spec, None).metrics
     assert ours["empty_groups"] == ["mixed_speech", "pure_music", "mixed_music", "mixed_sound"]
     assert ours["n_pure_music"] == 0 and ours["bleu_4_pure_music"] == 0.0 and "bleu_pure_music" not in ours
     theirs = mecat_evaluate(predicted_data={**predictions, "music": {}}, task="caption", metrics=["bleu"], device="cpu")
@@ -640,7 +640,7 @@ def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
     questions = {qa_refs[k]["question"]: k for k in qa_keys}
     spec.protocol = {**make_params(qa.PARAMS, {}, "test"), "metrics": ["bleu"], "question_column": "json"}
     table = Table({"audio": qa_keys, "__key__": qa_keys, "json": [{"question": qa_refs[k]["question"]} for k in qa_keys]})
-    ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None)
+    ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None).metrics
     assert ours["empty_groups"] == [c for c in qa.CATEGORIES if c not in ("direct_perception", "application_context")]
     # mecat's score_qa is the mean over all six categories, an empty one counting 0 (it was the mean of
     # the non-empty ones here, and a stray bleu_score_qa of zeros beside it)
@@ -812,7 +812,7 @@ def test_caption_metrics_equal_mecat(mecat_offline):
         ScriptedModel(lambda k, p: predictions[by_prompt[p]][k]),
         spec,
         None,
-    )
+    ).metrics
     theirs = mecat_evaluate(predicted_data=predictions, task="caption", metrics=["bleu", "fense", "date"], device="cpu")
     theirs = theirs.set_index("subtask")
     for group in [*captioning.GROUPS, "score_caption"]:
@@ -845,7 +845,7 @@ def test_qa_metrics_equal_mecat(mecat_offline):
         protocol={**make_params(qa.PARAMS, {}, "test"), "metrics": ["bleu", "fense", "date"], "question_column": "json"},
     )
     table = Table({"audio": keys, "__key__": keys, "json": [{"question": refs[k]["question"]} for k in keys]})
-    ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None)
+    ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None).metrics
     theirs = mecat_evaluate(predicted_data=answers, task="qa", metrics=["bleu", "fense", "date"], device="cpu").set_index(
         "subtask"
     )

@@ -47,6 +47,25 @@ def system_folder(root: Path, identity_hash: str) -> Path:
     return Path(root) / identity_hash[:16]
 
 
+def generated_folder(emb: Embedder, task: str) -> Path:
+    """Where a run's system writes a task's clips: the run's generated folder (or the cache's
+    generated/<model>/<task>), then a folder per system identity."""
+    from ..cache import identity_hash
+
+    root = emb.generated_dir or Path(emb.ctx.cache_dir) / "generated" / emb.meta.folder / task
+    return system_folder(root, identity_hash(emb.cache.identity))
+
+
+def system_rate(emb: Embedder) -> int:
+    """The rate the run's system writes (and takes voice prompts) at."""
+    return int(emb.encoder.sample_rate)
+
+
+def system_record(emb: Embedder) -> dict:
+    """What the run's system declares it can do, as results record it."""
+    return capabilities_of(emb.encoder).as_dict()
+
+
 def write_wav_atomic(path: Path, audio: np.ndarray, rate: int) -> str:
     """Write the clip as a 32-bit float WAV in one rename; the digest of the bytes written."""
     path.parent.mkdir(parents=True, exist_ok=True)

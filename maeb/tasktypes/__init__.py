@@ -1,12 +1,20 @@
-"""Task types: one module each, a plain `evaluate` function plus its protocol parameters.
+"""Task types: what scores one task's data, given embeddings (or generations) of its clips.
 
-The registry below is the one list of task types: spec parsing, derivation, planning, the catalog
-import and the spec reference all read it. A module declares the interface INTERFACE names (its
-NAME, MAIN_SCORE, PARAMS of `Param`s with defaults and meanings, `splits(spec)`: which splits to
-load, `needs(spec)`: which sides of the model (audio, text, generate, judge), `evaluate(data,
-split, emb, spec, state)`: one subset and split, state.subset naming it) and may add `metrics(spec)` (the metric names a
-main score may take), `planned_clips(spec, split, stats)` (what a dry run counts), SCORE_SCALE.
-`evaluate` returns an `Evaluation` (metrics, info, side files) or a plain dict of metrics."""
+Every task type is a `TaskType`: its NAME, MAIN_SCORE, PARAMS (`Param`s with defaults and
+meanings) and `evaluate(data, split, emb, spec, state) -> Evaluation` (one subset and split,
+state.subset naming it), plus the members whose defaults the base gives once: `splits(spec)` (which
+splits to load; default the eval splits), `needs(spec)` (sides of the model: audio, text, generate,
+synthesize, frames, judge; default audio), `params(raw, where)` (the spec's [protocol] checked),
+`check_columns(spec, table)` and `clip_columns(spec)` (the columns it reads, checked and counted
+before anything is embedded), `planned_clips(spec, split, stats)` (what a dry run counts),
+SCORE_SCALE, and the optional `metrics(spec)` (names a main score may take) and
+`lower_is_better(metric)`.
+
+The built-in types are modules of plain functions, listed in REGISTRY below (the one list spec
+parsing, derivation, planning, the catalog import and the spec reference read); `get` wraps each in
+the base, so a module defines only what differs from the defaults. A type outside the package is a
+TaskType subclass named in a spec as `type = "package.module:Class"`, as an outside model family is
+named in a model entry."""
 
 from __future__ import annotations
 
@@ -44,7 +52,7 @@ REGISTRY: dict[str, Registered] = {
     "audio_generation": Registered("maeb.tasktypes.audio_generation", "TextToAudioGeneration", generative=True),
 }
 MODULES = {name: entry.module for name, entry in REGISTRY.items()}  # name -> module path
-INTERFACE = ("NAME", "MAIN_SCORE", "PARAMS", "splits", "needs", "evaluate")
+INTERFACE = ("NAME", "MAIN_SCORE", "PARAMS", "splits", "needs", "evaluate")  # what every type has (defaults: TaskType)
 
 
 def mteb_types(generative: bool | None = None) -> dict[str, str]:
@@ -57,21 +65,86 @@ def from_mteb(name: str) -> str:
     return {v.mteb_type: k for k, v in REGISTRY.items()}.get(name, name)
 
 
-def get(kind: str):
-    """The task type's module, checked against the declared interface when first loaded."""
-    if kind not in REGISTRY:
-        raise SpecError(f"unknown task type {kind!r}; known: {', '.join(REGISTRY)}")
-    module = importlib.import_module(REGISTRY[kind].module)
-    if not getattr(module, "_maeb_checked", False):
-        missing = [m for m in INTERFACE if not hasattr(module, m)]
-        if missing:
-            raise SpecError(f"task type {kind!r} ({module.__name__}) lacks {', '.join(missing)}")
-        if module.NAME != kind:
-            raise SpecError(f"task type {kind!r}: its module declares NAME = {module.NAME!r}")
-        if not hasattr(module, "params"):
-            module.params = lambda raw, where, m=module: make_params(m.PARAMS, raw, where)
-        module._maeb_checked = True
-    return module
+def is_outside(kind: str) -> bool:
+    """Whether a type name is a reference to a type outside the package ("package.module:Class")."""
+    return ":" in kind
+
+
+def mteb_type_of(kind: str) -> str:
+    """The type name results record: mteb's for a registered type, an outside type's MTEB_TYPE
+    (default its NAME)."""
+    if kind in REGISTRY:
+        return REGISTRY[kind].mteb_type
+    if is_outside(kind):
+        found = get(kind)
+        return found.MTEB_TYPE or found.NAME
+    return kind
+
+
+_LOADED: dict[str, TaskType] = {}
+
+
+def get(kind: str) -> TaskType:
+    """The task type of a registered name or of a "package.module:Class" reference, checked
+    against the declared interface when first loaded."""
+    if kind in _LOADED:
+        return _LOADED[kind]
+    if kind in REGISTRY:
+        found: TaskType = ModuleType(importlib.import_module(REGISTRY[kind].module))
+    elif is_outside(kind):
+        found = _outside(kind)
+    else:
+        raise SpecError(f"unknown task type {kind!r}; known: {', '.join(REGISTRY)} or 'package.module:Class'")
+    missing = [m for m in ("NAME", "MAIN_SCORE") if not getattr(found, m, None)]
+    if type(found).evaluate is TaskType.evaluate and "evaluate" not in vars(found):
+        missing.append("evaluate")
+    if missing:
+        raise SpecError(f"task type {kind!r} ({found.where}) lacks {', '.join(missing)}")
+    if kind in REGISTRY and found.NAME != kind:
+        raise SpecError(f"task type {kind!r}: its module declares NAME = {found.NAME!r}")
+    _LOADED[kind] = found
+    return found
+
+
+def _outside(kind: str) -> TaskType:
+    """A TaskType subclass (or instance) named "package.module:Class"."""
+    module_name, _, attr = kind.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SpecError(
+            f"task type {kind!r}: module {module_name} cannot be imported ({exc}); run `python -m maeb` from the folder "
+            "that holds it, set PYTHONPATH, or install it"
+        ) from exc
+    target = getattr(module, attr, None)
+    if isinstance(target, type) and issubclass(target, TaskType):
+        return target()
+    if isinstance(target, TaskType):
+        return target
+    what = "not defined" if target is None else f"a {type(target).__name__}"
+    raise SpecError(f"task type {kind!r}: {module_name}.{attr} is {what}, not a maeb.tasktypes.TaskType subclass")
+
+
+# What a task type may use of the `emb` it is given (maeb.embed.Embedder); tests/test_architecture.py
+# holds every type to it. The engine's own functions (maeb.frames.frame_embeddings,
+# maeb.audiogen.store) take `emb` whole.
+SERVICES = {
+    "audio": "audio(refs) -> (vectors (n, d) float32, usable mask): clips through the shared embedding cache",
+    "text": "text(texts) -> vectors: the model's text side",
+    "generate": "generate(refs, prompts, settings) -> (texts, usable mask): a model that writes text",
+    "judge": "the run's LLM judge (ask, describe), None without --judge-url",
+    "similarity": "the model's similarity for scores (cosine, dot, ...)",
+    "protocol": "the run's reference protocol (its probe: maeb.tasktypes.probe)",
+    "record": "record.outcome(metric, refs, values): per-clip outcomes for the duration report",
+    "on_split": "with emb.on_split(name): clips embedded there are counted under that split",
+    "progress": "progress(items, what): items, with a progress bar",
+    "progress_iter": "progress_iter(iterator, total, what): an iterator, with a progress bar",
+    "log": "log(message): a line in the run's log",
+    "warn": "warn(message): logged once and kept in the result",
+    "context": "the task, subset and split being evaluated (for messages)",
+    "ctx": "the run's context: cache_dir, device",
+    "perturb_frames": "optional: a stability replay's noise on time-resolved frames",
+}
 
 
 @dataclass
@@ -84,12 +157,12 @@ class Evaluation:
     files: dict = field(default_factory=dict)
 
 
-def as_evaluation(value) -> Evaluation:
-    """A type's return value as an Evaluation (older types return a dict, side files under "_files")."""
-    if isinstance(value, Evaluation):
-        return value
-    metrics = dict(value)
-    return Evaluation(metrics=metrics, files=metrics.pop("_files", None) or {})
+def as_evaluation(value, kind: str = "") -> Evaluation:
+    """An evaluator's return value, which must be an Evaluation (a task type that returns anything
+    else is stopped here, naming it, rather than written as a half-read result)."""
+    if not isinstance(value, Evaluation):
+        raise SpecError(f"task type {kind or '?'}: evaluate() returned a {type(value).__name__}; it must return an Evaluation")
+    return value
 
 
 @dataclass(frozen=True)
@@ -173,3 +246,96 @@ def keep_valid(ok: np.ndarray, *arrays):
     if not ok.any():
         raise DataError(f"all {len(ok)} clips were skipped as unusable; nothing is left to score (see the skip reasons above)")
     return tuple(a[ok] if isinstance(a, np.ndarray) else [x for x, k in zip(a, ok) if k] for a in arrays)
+
+
+class TaskType:
+    """The base of every task type: the defaults a type overrides only where it differs. A type
+    outside the package subclasses it and sets NAME, MAIN_SCORE, PARAMS and `evaluate`."""
+
+    NAME: str = ""
+    MAIN_SCORE: str = ""
+    MTEB_TYPE: str = ""  # the type name results record (default NAME; registered types: REGISTRY's)
+    PARAMS: dict = {}
+    SCORE_SCALE: float = 1.0  # leaderboards divide the main score by this (a judge's 1-10 scale)
+    ALIASES: dict = {}  # old parameter name -> today's (shown by describe and in results)
+    LABELLED: bool = False  # the rows carry a label column the type reads (checked before embedding)
+
+    @property
+    def where(self) -> str:
+        """Where the type is defined, for messages."""
+        return f"{type(self).__module__}.{type(self).__qualname__}"
+
+    def params(self, raw: dict, where: str) -> dict:
+        """A spec's [protocol] merged over PARAMS, each value checked."""
+        return make_params(self.PARAMS, raw, where)
+
+    def splits(self, spec) -> list[str]:
+        """The splits to load: the eval splits (a type that trains on another split adds it)."""
+        return list(spec.data.eval_splits)
+
+    def needs(self, spec) -> set[str]:
+        """The sides of the model the type calls (audio, text, generate, synthesize, frames, judge)."""
+        return {"audio"}
+
+    def planned_clips(self, spec, split: str, stats: dict) -> tuple[int, float]:
+        """(clips, hours) a run embeds of a split, from its catalog statistics (a dry run's count)."""
+        return stats.get("clips", 0), stats.get("hours", 0.0)
+
+    def clip_columns(self, spec) -> list[str]:
+        """The columns of a plain table that hold clips (what a dry run counts)."""
+        return list(spec.data.audio_columns)
+
+    def check_columns(self, spec, table) -> None:
+        """The columns the type reads must be in a plain table: a wrong column fails before
+        anything is embedded."""
+        if not hasattr(table, "columns"):
+            return
+        table.require([spec.data.audio_column], "data.audio_column")
+        if self.LABELLED:
+            table.require([spec.data.label_column], "data.label_column")
+
+    def evaluate(self, data, split: str, emb, spec, state) -> Evaluation:
+        """The metrics of one subset's split (data: split name -> table), state.subset naming it."""
+        raise NotImplementedError(f"{self.where} defines no evaluate()")
+
+
+# what a type's module may define in place of the base's default
+MEMBERS = (
+    "NAME",
+    "MAIN_SCORE",
+    "PARAMS",
+    "SCORE_SCALE",
+    "ALIASES",
+    "LABELLED",
+    "params",
+    "splits",
+    "needs",
+    "planned_clips",
+    "clip_columns",
+    "check_columns",
+    "evaluate",
+    "metrics",
+    "lower_is_better",
+)
+
+
+class ModuleType(TaskType):
+    """A task type written as a module of plain functions and constants (the built-in ones): what
+    the module defines of MEMBERS replaces the base's default; its other names (helpers, constants)
+    are read through to the module."""
+
+    def __init__(self, module):
+        self.module = module
+        self.__doc__ = module.__doc__
+        for name in MEMBERS:
+            if hasattr(module, name):
+                setattr(self, name, getattr(module, name))
+
+    @property
+    def where(self) -> str:
+        return self.module.__name__
+
+    def __getattr__(self, name: str):
+        if name == "module":
+            raise AttributeError(name)
+        return getattr(self.module, name)

@@ -14,12 +14,11 @@ the others are means over clips (per-clip values in per_clip.jsonl beside the re
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import DataError, SpecError
-from . import Param
+from . import Evaluation, Param
 
 NAME = "audio_generation"
 MAIN_SCORE = "clap"
@@ -60,16 +59,14 @@ def lower_is_better(metric: str) -> bool:
     return metric in LOWER_IS_BETTER
 
 
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
-
-
 def needs(spec) -> set[str]:
     return {"synthesize"}
 
 
-def planned_clips(spec, split: str, stats: dict) -> tuple[int, float]:
-    return stats.get("clips", 0), stats.get("hours", 0.0)
+def check_columns(spec, table) -> None:
+    """Key and caption columns; reference recordings are optional (FD and KL need them)."""
+    if hasattr(table, "columns"):
+        table.require([spec.protocol["key_column"], spec.protocol["caption_column"]], "audio generation columns")
 
 
 def wanted_metrics(p: dict, subset: str, where: str) -> dict[str, list[str]]:
@@ -165,22 +162,18 @@ def _reference(table, column: str, i: int):
     return decode(ref.read(), ref.name)
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     from ..audiogen.metric import GeneratedItem, MetricUnavailable
     from ..audiogen.registry import GROUPS
-    from ..audiogen.request import capabilities_of
-    from ..audiogen.store import read_generated, synthesize, system_folder
-    from ..cache import identity_hash
-    from . import Evaluation
+    from ..audiogen.store import generated_folder, read_generated, synthesize, system_rate, system_record
 
     p = spec.protocol
     table = data[split]
     subset = getattr(state, "subset", "default")
     where = emb.context
     groups = wanted_metrics(p, subset, f"task {spec.name} [protocol]")
-    requests = requests_of(table, p, int(emb.encoder.sample_rate), where)
-    root = emb.generated_dir or Path(emb.ctx.cache_dir) / "generated" / emb.meta.folder / spec.name
-    folder = system_folder(root, identity_hash(emb.cache.identity)) / subset / split
+    requests = requests_of(table, p, system_rate(emb), where)
+    folder = generated_folder(emb, spec.name) / subset / split
     paths, hashes = synthesize(emb, requests, p["generation"], folder)
     scorers, missing, provenance = _build_scorers(groups, p, emb)
     audio_col = spec.data.audio_column
@@ -226,7 +219,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
         "missing_metrics": missing,
         "set_level_metrics": set_level,
         "lower_is_better": sorted(k for k in wanted if lower_is_better(k)),
-        "system": capabilities_of(emb.encoder).as_dict(),
+        "system": system_record(emb),
         "generated_folder": str(folder),
         "generation": p["generation"],
     }

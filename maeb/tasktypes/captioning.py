@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import DataError
 from ..textmetrics import DATE_DELTA
-from . import Param
+from . import Evaluation, Param
 from .generative import (
     MECAT_MIXED,
     MECAT_SCORING,
@@ -55,10 +55,6 @@ PARAMS = {
 }
 
 
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
-
-
 def needs(spec) -> set[str]:
     return {"generate"}
 
@@ -74,7 +70,7 @@ def score_caption(groups: dict[str, float]) -> float:
     )
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     table = data[split]
     audio, key_col = spec.data.audio_column, p["key_column"]
@@ -124,5 +120,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
     out["empty_groups"] = empty
     out["generation"] = settings
     out["prompts"] = prompt_of
-    out["_files"] = {f"{sub}_caption.csv": csv_file(sorted(predictions[sub].items())) for sub in subtasks}
-    return out
+    return Evaluation(out, files={f"{sub}_caption.csv": csv_file(sorted(predictions[sub].items())) for sub in subtasks})

@@ -16,10 +16,11 @@ from sklearn.metrics import accuracy_score, average_precision_score, f1_score, p
 from sklearn.model_selection import KFold
 
 from ..errors import DataError
-from . import Param, keep_valid
+from . import Evaluation, Param, keep_valid
 from .probe import linear_probe, probe_of
 
 NAME = "classification"
+LABELLED = True
 MAIN_SCORE = "accuracy"
 PARAMS = {
     "samples_per_label": Param(8, "training clips drawn per label in each experiment", min=1),
@@ -47,10 +48,6 @@ def planned_clips(spec, split: str, stats: dict) -> tuple[int, float]:
 def splits(spec) -> list[str]:
     extra = [] if spec.protocol["cross_validation"] else [spec.data.train_split]
     return list(dict.fromkeys(spec.data.eval_splits + extra))
-
-
-def needs(spec) -> set[str]:
-    return {"audio"}
 
 
 def undersample(labels, idxs: list[int] | None, per_label: int, seed: int) -> tuple[list[int], list[int]]:
@@ -133,7 +130,7 @@ def _encode_labels(values: list) -> np.ndarray:
         raise DataError(f"labels cannot form an array: {exc}") from exc
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     audio, label = spec.data.audio_column, spec.data.label_column
     table = data[split]
@@ -162,7 +159,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
             correct[test_idx] = pred == y[test_idx]
         # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
         emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
-        return mean_scores(results)
+        return Evaluation(mean_scores(results))
 
     train = data[spec.data.train_split]
     train.require([audio, label], "train split")
@@ -191,7 +188,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
         results.append(label_metrics(y_test, pred))
         correct += (pred == y_test) / len(draws)
     emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
-    return mean_scores(results)
+    return Evaluation(mean_scores(results))
 
 
 def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> None:

@@ -19,9 +19,10 @@ from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.cluster import adjusted_mutual_info_score, v_measure_score
 
 from ..errors import DataError, SpecError
-from . import Param, keep_valid, make_params
+from . import Evaluation, Param, keep_valid, make_params
 
 NAME = "clustering"
+LABELLED = True
 MAIN_SCORE = "v_measure"
 PARAMS = {
     "n_bootstrap": Param(10, "k-means fits averaged, each on its own bootstrap draw of the clips", min=1),
@@ -57,14 +58,6 @@ def params(raw: dict, where: str) -> dict:
 
 def metrics(spec) -> tuple[str, ...]:
     return ("v_measure", "v_measure_std", "ami", "ami_std")
-
-
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
-
-
-def needs(spec) -> set[str]:
-    return {"audio"}
 
 
 def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
@@ -103,7 +96,7 @@ def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
     return out
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     table = data[split]
     audio, label = spec.data.audio_column, spec.data.label_column
@@ -119,4 +112,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
     x, ok = emb.audio([table[audio][i] for i in rows])
     labels = [v if isinstance(v, list) else [v] for v in (table[label][i] for i in rows)]
     x, labels = keep_valid(ok, x, labels)
-    return bootstrap_scores(x, labels, p, state.rng)
+    return Evaluation(bootstrap_scores(x, labels, p, state.rng))

@@ -1,5 +1,5 @@
 """Pieces the generative task types share: generation settings, the MECAT reference files, the
-sentence-metric setup, and prediction files written beside results (returned under "_files")."""
+sentence-metric setup, and prediction files written beside results (an Evaluation's files)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from . import Param
+from . import Evaluation, Param
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
 NAME = "judged_qa"
@@ -61,10 +61,6 @@ PARAMS = {
 SCORES = re.compile(r"(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)")
 
 
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
-
-
 def needs(spec) -> set[str]:
     return {"generate", "judge"}
 
@@ -79,7 +75,7 @@ def parse_scores(reply: str) -> tuple[float, float] | None:
     return (first, second) if first <= 10 and second <= 10 else None
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     require_judge(emb, spec)
     table = data[split]
@@ -134,5 +130,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
     out["win_rate"] = sum(wins) / len(wins) if wins else float("nan")
     out["judge"] = emb.judge.describe(p["prompt_version"])
     out["generation"] = generation_settings(p)
-    out["_files"] = {"predictions.csv": csv_file([(keys[i], texts[i]) for i in rows])}
-    return out
+    return Evaluation(out, files={"predictions.csv": csv_file([(keys[i], texts[i]) for i in rows])})

@@ -24,7 +24,7 @@ import json
 import re
 
 from ..errors import DataError
-from . import Param
+from . import Evaluation, Param
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
 NAME = "mmac"
@@ -48,10 +48,6 @@ PARAMS = {
     "targets_column": Param("targets", "column holding each clip's list of target dimensions"),
     "key_column": Param("id", "column naming each clip in errors and caption files (absent: the row number)"),
 }
-
-
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
 
 
 def needs(spec) -> set[str]:
@@ -112,7 +108,7 @@ def _check_category(target: dict, key, p: dict, spec) -> None:
         )
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     require_judge(emb, spec)
     table = data[split]
@@ -160,5 +156,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
             "generation": generation_settings(p),
         }
     )
-    out["_files"] = {"captions.csv": csv_file([(str(keys[i]), captions[i]) for i in range(len(table)) if ok[i]])}
-    return out
+    return Evaluation(out, files={"captions.csv": csv_file([(str(keys[i]), captions[i]) for i in range(len(table)) if ok[i]])})

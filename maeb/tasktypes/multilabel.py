@@ -19,10 +19,11 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from ..errors import DataError
 from ..sampling import iterative_stratified_subset
-from . import Param, keep_valid
+from . import Evaluation, Param, keep_valid
 from .probe import linear_probe, probe_of
 
 NAME = "multilabel"
+LABELLED = True
 MAIN_SCORE = "lrap"
 PARAMS = {
     "samples_per_label": Param(8, "the training sample grows until every label has this many examples", min=1),
@@ -39,10 +40,6 @@ def metrics(spec) -> tuple[str, ...]:
 
 def splits(spec) -> list[str]:
     return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
-
-
-def needs(spec) -> set[str]:
-    return {"audio"}
 
 
 def grow_sample(label_sets: list[list], per_label: int, rng: np.random.Generator) -> list[int]:
@@ -106,7 +103,7 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb") -> dict:
         }
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     audio, label = spec.data.audio_column, spec.data.label_column
     test, train = data[split], data[spec.data.train_split]
@@ -137,4 +134,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
         results.append(_scores(y_test, x_test, x_train, y_train, p, probe_of(emb)))
     out = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
     out["scores_per_experiment"] = results
-    return out
+    return Evaluation(out)

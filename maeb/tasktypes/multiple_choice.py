@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ..errors import SpecError
-from . import Param
+from . import Evaluation, Param
 from .generative import GENERATION_DOC, csv_file, generation_settings
 
 NAME = "multiple_choice"
@@ -68,10 +68,6 @@ PARAMS = {
     ),
     "answer_parsing": Param("whole-option", "how replies are read: " + " or ".join(PARSERS) + " (see the module docstring)"),
 }
-
-
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
 
 
 def needs(spec) -> set[str]:
@@ -141,7 +137,7 @@ def _mean(values) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     table = data[split]
     audio = spec.data.audio_column
@@ -189,5 +185,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
     out["accuracy"] = _mean(out[f"accuracy_{c}"] for c in by_category)
     out["accuracy_micro"] = _mean(v for values in per_task.values() for v in values)
     out["generation"] = generation_settings(p)
-    out["_files"] = {"predictions.csv": csv_file(rows)}
-    return out
+    return Evaluation(out, files={"predictions.csv": csv_file(rows)})

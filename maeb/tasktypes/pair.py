@@ -12,9 +12,10 @@ from sklearn.metrics import average_precision_score
 from ..data import binary_labels
 from ..errors import DataError
 from ..similarity import paired_similarity
-from . import Param, keep_valid
+from . import Evaluation, Param, keep_valid
 
 NAME = "pair_classification"
+LABELLED = True
 MAIN_SCORE = "max_ap"
 PARAMS = {
     "audio1_column": Param("audio1", "the column of each pair's first clip"),
@@ -27,12 +28,15 @@ def metrics(spec) -> tuple[str, ...]:
     return tuple(f"{s}_{m}" for s in ("similarity", "cosine", "manhattan", "euclidean", "dot", "max") for m in kinds)
 
 
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
+def clip_columns(spec) -> list[str]:
+    """The two clip columns of each pair, beside the data's audio columns."""
+    p = spec.protocol
+    return list(dict.fromkeys([*spec.data.audio_columns, p["audio1_column"], p["audio2_column"]]))
 
 
-def needs(spec) -> set[str]:
-    return {"audio"}
+def check_columns(spec, table) -> None:
+    if hasattr(table, "columns"):
+        table.require([spec.protocol["audio1_column"], spec.protocol["audio2_column"], spec.data.label_column], "pair columns")
 
 
 def best_accuracy(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> float:
@@ -93,7 +97,7 @@ def pair_metrics(e1: np.ndarray, e2: np.ndarray, labels: np.ndarray, similarity:
     return out
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     table = data[split]
     a1, a2, label = p["audio1_column"], p["audio2_column"], spec.data.label_column
@@ -104,4 +108,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
     e1, e2, y = keep_valid(ok1 & ok2, x1, x2, labels)
     if len(set(y.tolist())) < 2:
         raise DataError(f"{spec.name}: every usable pair has label {int(y[0])}; average precision needs both 0 and 1")
-    return pair_metrics(e1, e2, y, emb.similarity)
+    return Evaluation(pair_metrics(e1, e2, y, emb.similarity))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..errors import DataError
 from ..textmetrics import DATE_DELTA
-from . import Param
+from . import Evaluation, Param
 from .generative import (
     MECAT_SCORING,
     cache_dir_of,
@@ -49,10 +49,6 @@ PARAMS = {
 }
 
 
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
-
-
 def needs(spec) -> set[str]:
     return {"generate"}
 
@@ -85,7 +81,7 @@ def _question(value) -> str:
     return value.get("question", "") if isinstance(value, dict) else str(value)
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     table = data[split]
     audio = spec.data.audio_column
@@ -123,5 +119,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
         out[f"{metric}_score_qa"] = sum(values) / len(values)
     out["empty_groups"] = empty
     out["generation"] = settings
-    out["_files"] = {"qa_predictions.csv": csv_file(sorted(answers.items()))}
-    return out
+    return Evaluation(out, files={"qa_predictions.csv": csv_file(sorted(answers.items()))})

@@ -5,7 +5,7 @@ average precision over the whole candidate list."""
 from __future__ import annotations
 
 from ..errors import DataError
-from . import retrieval
+from . import Evaluation, retrieval
 
 NAME = "reranking"
 MAIN_SCORE = "map_at_1000"
@@ -15,15 +15,11 @@ PARAMS = dict(retrieval.PARAMS)
 metrics = retrieval.metrics
 
 
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
-
-
 def needs(spec) -> set[str]:
     return {"audio", "text"} if spec.category in ("t2a", "a2t") else {"audio"}
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     if getattr(data[split], "candidates", None) is None:
         raise DataError(f"{spec.name}: reranking needs candidate lists (a top_ranked config or [derive] kind = 'rerank')")
     return retrieval.evaluate(data, split, emb, spec, state)

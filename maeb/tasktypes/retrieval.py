@@ -17,7 +17,7 @@ from ..audio import AudioRef
 from ..data import RetrievalData
 from ..errors import DataError
 from ..similarity import prepared, row_blocks, scores, similarity_matrix
-from . import Param
+from . import Evaluation, Param
 
 NAME = "retrieval"
 MAIN_SCORE = "hit_rate_at_5"
@@ -37,10 +37,6 @@ def metrics(spec) -> tuple[str, ...]:
         f"nauc_{m}_at_{k}_{f}" for m in ("ndcg", "map", "recall", "precision", "mrr") for k in ks for f in ("max", "std", "diff1")
     ]
     return ("accuracy", *names)
-
-
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
 
 
 def needs(spec) -> set[str]:
@@ -274,7 +270,7 @@ def retrieval_metrics(
     return out
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     p = spec.protocol
     split_data = data[split]
     if not isinstance(split_data, RetrievalData):
@@ -289,7 +285,7 @@ def evaluate(data, split, emb, spec, state) -> dict:
     per_query: list = []
     out = retrieval_metrics((_adjusted(qid, docs, p) for qid, docs in results), qrels, p["k_values"], per_query)
     _report_outcomes(emb, spec.main_score, split_data, per_query)
-    return out
+    return Evaluation(out)
 
 
 _SHORT = {"ndcg": "NDCG", "map": "MAP", "recall": "Recall", "precision": "P", "hit_rate": "HitRate", "mrr": "MRR"}

@@ -11,10 +11,11 @@ import numpy as np
 
 from ..errors import DataError
 from ..similarity import similarity_matrix
-from . import Param, keep_valid
+from . import Evaluation, Param, keep_valid
 from .classification import binary_ap, label_metrics
 
 NAME = "zeroshot"
+LABELLED = True
 MAIN_SCORE = "accuracy"
 PARAMS = {
     "template": Param("{label}", "prompt of each class; {label} is the class name"),
@@ -25,10 +26,6 @@ PARAMS = {
 
 def metrics(spec) -> tuple[str, ...]:
     return ("accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted", "ap", "ap_weighted")
-
-
-def splits(spec) -> list[str]:
-    return list(spec.data.eval_splits)
 
 
 def needs(spec) -> set[str]:
@@ -48,7 +45,7 @@ def candidates(labels: list, p: dict) -> tuple[list, list[str]]:
     return classes, [p["template"].format(label=names.get(str(c), c)) for c in classes]
 
 
-def evaluate(data, split, emb, spec, state) -> dict:
+def evaluate(data, split, emb, spec, state) -> Evaluation:
     table = data[split]
     audio, label = spec.data.audio_column, spec.data.label_column
     table.require([audio, label])
@@ -64,4 +61,4 @@ def evaluate(data, split, emb, spec, state) -> dict:
     scores = label_metrics(y, probs.argmax(axis=1))
     if len(np.unique(y)) == 2:  # mteb scores binary tasks by the similarity to the second class
         scores["ap"], scores["ap_weighted"] = (float(v) for v in binary_ap(y, probs[:, 1]))
-    return scores
+    return Evaluation(scores)
