@@ -42,6 +42,7 @@ class RunContext:
     logger: logging.Logger = LOGGER
     judge: object | None = None  # a maeb.judge.Judge for judge-scored task types
     lite_dir: Path | None = None  # where a spec's ${MAEB_LITE_DIR} points (None: under the cache folder)
+    mmag_lite_dir: Path | None = None  # where a spec's ${MMAG_LITE_DIR} points (None: under the cache folder)
 
     def log(self, message: str) -> None:
         self.logger.info(message)
@@ -57,7 +58,7 @@ class RunContext:
 
         return {
             "MAEB_LITE_DIR": str(self.lite_dir or under_cache(Path(self.cache_dir))),
-            "MMAG_LITE_DIR": str(mmag_lite_dir(Path(self.cache_dir))),
+            "MMAG_LITE_DIR": str(self.mmag_lite_dir or mmag_lite_dir(Path(self.cache_dir))),
         }
 
 

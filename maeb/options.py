@@ -4,7 +4,8 @@ one-line help), from which the `run` subcommand's flags (maeb.cli) and `maeb.eva
 them: the protocol, the encoder options, the perturbation chain, the window policy, the identities,
 the experiment settings and the RunContext. The runner, the Ray driver and its workers take that
 resolved run; none of them parses an option string again or reads an environment variable (the
-command line and evaluate() read $MAEB_CACHE_DIR and $MAEB_LITE_DIR and pass them down).
+command line and evaluate() read $MAEB_CACHE_DIR, $MAEB_LITE_DIR and $MMAG_LITE_DIR and pass them
+down).
 
 A new run option is one field here (with its `cli` flag and, where the keyword differs from the
 field name, its `api` name); tests/test_options.py fails when the command line or evaluate() lack
@@ -188,6 +189,11 @@ class RunOptions:
         "MAEB-lite's data, built there when the folder does not exist (default: $MAEB_LITE_DIR, else under the cache)",
         cli={"flags": ("--lite-dir",), "type": Path, "metavar": "DIR"},
     )
+    mmag_lite_dir: Path | None = _opt(
+        None,
+        "MMAG-lite's data, built there on first use (default: $MMAG_LITE_DIR, else under the cache)",
+        cli={"flags": ("--mmag-lite-dir",), "type": Path, "metavar": "DIR"},
+    )
     perturb: tuple[str, ...] = _opt(
         (),
         "perturb the audio before the encoder (repeatable, applied in order): noise:snr=5[,kind=white|pink|babble|"
@@ -235,8 +241,9 @@ class RunOptions:
             set_(self, "output_dir", Path(self.output_dir))
         if not isinstance(self.cache_dir, Path) and self.cache_dir is not None:
             set_(self, "cache_dir", Path(self.cache_dir))
-        if self.lite_dir is not None and not isinstance(self.lite_dir, Path):
-            set_(self, "lite_dir", Path(self.lite_dir))
+        for name in ("lite_dir", "mmag_lite_dir"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), Path):
+                set_(self, name, Path(getattr(self, name)))
         set_(self, "options", dict(self.options or {}))
         set_(self, "perturb", (self.perturb,) if isinstance(self.perturb, str) else tuple(self.perturb or ()))
         set_(self, "duration_buckets", _edges(self.duration_buckets))
@@ -286,8 +293,9 @@ def from_fronts(values: dict[str, Any], environ=None) -> RunOptions:
     values = dict(values)
     if values.get("cache_dir") is None:
         values.pop("cache_dir", None)  # the field's default: $MAEB_CACHE_DIR or ~/.cache/maeb
-    if values.get("lite_dir") is None and environ.get("MAEB_LITE_DIR"):
-        values["lite_dir"] = Path(environ["MAEB_LITE_DIR"])
+    for name, variable in (("lite_dir", "MAEB_LITE_DIR"), ("mmag_lite_dir", "MMAG_LITE_DIR")):
+        if values.get(name) is None and environ.get(variable):
+            values[name] = Path(environ[variable])
     for name in ("protocol", "stability_replays", "options"):  # None: the default (evaluate() accepts it)
         if name in values and values[name] is None:
             values.pop(name)
@@ -432,6 +440,7 @@ def context_of(options: RunOptions):
         progress=Progress.of(options.show_progress),
         judge=judge,
         lite_dir=options.lite_dir,
+        mmag_lite_dir=options.mmag_lite_dir,
     )
 
 

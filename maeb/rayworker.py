@@ -46,7 +46,13 @@ class MaebWorker:
             encoder = load_encoder(meta, device=cfg.device, protocol=job.protocol, **job.overrides)
             check_precision(meta, encoder, cfg.precision)
             check_encoder(meta, encoder)
-            ctx = RunContext(cache_dir=Path(cfg.cache_dir), device=cfg.device, progress=Progress("off"), lite_dir=cfg.lite_dir)
+            ctx = RunContext(
+                cache_dir=Path(cfg.cache_dir),
+                device=cfg.device,
+                progress=Progress("off"),
+                lite_dir=cfg.lite_dir,
+                mmag_lite_dir=cfg.mmag_lite_dir,
+            )
             # the worker's own cache file: cfg.cache_dir stays the data's (ctx), the vectors go to self.folder
             self.emb = runner.build_embedder(job.with_context(ctx), encoder, cache_dir=self.folder)
             self.encoder = encoder

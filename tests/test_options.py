@@ -104,6 +104,7 @@ def samples(tmp_path: Path) -> dict:
         "judge": (["--judge-url", judge.base_url, "--judge-model", "j"], judge, judge, judge),
         "judge_concurrency": (["--judge-concurrency", "3"], 3, 3, 3),
         "lite_dir": (["--lite-dir", str(tmp_path / "l")], tmp_path / "l", tmp_path / "l", tmp_path / "l"),
+        "mmag_lite_dir": (["--mmag-lite-dir", str(tmp_path / "m")], tmp_path / "m", tmp_path / "m", tmp_path / "m"),
         "perturb": (["--perturb", "gain:db=-20"], "gain:db=-20", ("gain:db=-20",), ("gain:db=-20",)),
         "long_audio": (["--long-audio", "mean"], "mean", "mean", "mean"),
         "duration_buckets": (["--duration-buckets", "10,30"], "10,30", (10.0, 30.0), (10.0, 30.0)),
@@ -124,8 +125,8 @@ def captured(monkeypatch):
     monkeypatch.setattr(maeb.options, "resolve", lambda meta, options, ray=False, ctx=None: options)
     monkeypatch.setattr(maeb.runner, "run", record)
     monkeypatch.setattr(maeb.api, "run", record)
-    monkeypatch.delenv("MAEB_LITE_DIR", raising=False)
-    monkeypatch.delenv("MAEB_JUDGE_URL", raising=False)
+    for variable in ("MAEB_LITE_DIR", "MMAG_LITE_DIR", "MAEB_JUDGE_URL"):
+        monkeypatch.delenv(variable, raising=False)
     return seen
 
 
@@ -166,14 +167,18 @@ def test_a_single_task_stops_at_once_on_the_command_line(captured):
     assert captured.pop().raise_error is True
 
 
-def test_maeb_lite_dir_is_read_by_the_fronts_only(tmp_path, captured, monkeypatch):
+def test_the_data_folders_variables_are_read_by_the_fronts_only(tmp_path, captured, monkeypatch):
     monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "lite"))
-    assert cli_options(captured).lite_dir == tmp_path / "lite"
-    assert api_options(captured).lite_dir == tmp_path / "lite"
+    monkeypatch.setenv("MMAG_LITE_DIR", str(tmp_path / "mmag"))
+    for options in (cli_options(captured), api_options(captured)):
+        assert (options.lite_dir, options.mmag_lite_dir) == (tmp_path / "lite", tmp_path / "mmag")
     assert api_options(captured, lite_dir=tmp_path / "mine").lite_dir == tmp_path / "mine"
-    # below the fronts nothing reads it: options built directly, and the run's context, go by what they are told
+    # below the fronts nothing reads them: options built directly, and the run's context, go by what they are told
     assert RunOptions(cache_dir=tmp_path / "c").lite_dir is None
-    assert RunContext(cache_dir=tmp_path / "c").variables()["MAEB_LITE_DIR"] == str(tmp_path / "c" / "maeb-lite")
+    assert RunContext(cache_dir=tmp_path / "c").variables() == {
+        "MAEB_LITE_DIR": str(tmp_path / "c" / "maeb-lite"),
+        "MMAG_LITE_DIR": str(tmp_path / "c" / "mmag-lite"),
+    }
 
 
 def test_a_run_parses_its_perturbation_and_window_once(tmp_path, tone_folder, monkeypatch):
