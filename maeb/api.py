@@ -165,7 +165,9 @@ def _generated_signature() -> None:
     keyword = inspect.Parameter.KEYWORD_ONLY
     extra = [inspect.Parameter(api_name(f), keyword, default=default_of(f, "api"), annotation=f.type) for f in option_fields()]
     evaluate.__signature__ = base.replace(parameters=fixed + extra)
-    lines = [f"    {api_name(f)} (default {default_of(f, 'api')!r}): {f.metadata['help']}" for f in option_fields()]
+    lines = [
+        f"    {api_name(f)} (default {default_of(f, 'api')!r}): {f.metadata['help'].replace('%%', '%')}" for f in option_fields()
+    ]
     evaluate.__doc__ = (evaluate.__doc__ or "") + "\n\n    Options:\n" + "\n".join(lines)
 
 
