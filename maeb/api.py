@@ -22,7 +22,8 @@ from . import catalog
 from .catalog import Benchmark
 from .encoders import ModelMeta, has_audio, has_text
 from .errors import MaebError
-from .runner import RunConfig, TaskResult, run
+from .options import api_name, default_of, option_fields, options_from_keywords
+from .runner import TaskResult, run
 from .spec import TaskSpec
 
 
@@ -126,52 +127,21 @@ def evaluate(
     model: str | Path | ModelMeta | object,
     tasks: str | Path | TaskSpec | Benchmark | Iterable[str | Path | TaskSpec | Benchmark],
     *,
-    output_dir: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-    device: str = "cpu",
-    batch_size: int = 16,
-    batch_seconds: float | None = None,
-    precision: str | None = None,
-    call_batch_size: int | None = None,
-    workers: int | None = None,
-    protocol: str | None = None,
-    resampler: str | None = None,
-    options: dict | None = None,
-    overwrite: bool = False,
-    progress: bool | str = True,
-    on_bad_audio: str = "error",
-    on_leak: str = "warn",
-    strict: bool = True,
-    judge=None,
     name: str | None = None,
     revision: str | None = None,
-    perturb: str | Iterable[str] | None = None,
-    long_audio: str | None = None,
-    duration_buckets: str | Iterable[float] | None = None,
-    raise_error: bool = True,
-    stability_replays: int | None = None,
+    **options,
 ) -> Results:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
     model: a registered name, an entry file, a ModelMeta, or an encoder object (sample_rate,
     max_seconds, min_samples, batching, config(), embed_audio(); see the README's "Add a model"),
     named by `name` and `revision` (default: its class). tasks: names, spec files, TaskSpecs, a
-    Benchmark, or a list of these. With output_dir, results are written in mteb's layout (and
-    tasks already done there are read, not rerun); without it nothing is written. The embedding
-    cache (cache_dir, default ~/.cache/maeb) serves every run. strict: a task the model has no side
-    for (text, generation) is an error; False skips it, as a benchmark run does. perturb: one
-    maeb.perturb string or several, applied in order to each clip before the encoder (e.g.
-    "noise:snr=5"); results are labelled and go to an experiments folder. long_audio: a
-    maeb.windows policy ("mean", "max", "mean:window=10,hop=5") for clips longer than the model's
-    window, likewise labelled. duration_buckets: edges in seconds ("10,30,60" or numbers) to also
-    score each task by clip duration (maeb.durations). raise_error: True (mteb's default) stops at
-    the first task that cannot load or evaluate; False logs it, runs the others and lists it in
-    the returned list's `failed` ({task: one-line reason}; nothing is written for it). stability_replays: probe refits on
-    perturbed vectors that measure each score's numeric-noise band (maeb.stability; default 1, 0 for
-    none), recorded as the result's maeb.stability."""
-    from .cache import default_cache_dir
-    from .protocols import DEFAULT_PROTOCOL
-
+    Benchmark, or a list of these. The other keywords are the run's options, one per field of
+    maeb.options.RunOptions (listed below with their defaults); the command line's `run` flags are
+    the same options. With output_dir, results are written in mteb's layout (and tasks already done
+    there are read, not rerun); without it nothing is written. raise_error=False logs a task that
+    cannot load or evaluate, runs the others and lists it in the returned list's `failed` ({task:
+    one-line reason}; nothing is written for it)."""
     encoder = None
     if isinstance(model, ModelMeta):
         meta = model
@@ -179,33 +149,29 @@ def evaluate(
         meta = get_model(model)
     else:
         encoder, meta = model, _meta_of(model, name, revision)
+    run_options = options_from_keywords(options)
     specs = select_tasks([tasks] if isinstance(tasks, (str, Path, TaskSpec, Benchmark)) else tasks)
-    cfg = RunConfig(
-        output_dir=Path(output_dir) if output_dir is not None else None,
-        cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir(),
-        device=device,
-        batch_size=batch_size,
-        batch_seconds=batch_seconds,
-        precision=precision,
-        call_batch_size=call_batch_size,
-        workers=workers,
-        on_bad_audio=on_bad_audio,
-        on_leak=on_leak,
-        overwrite=overwrite,
-        show_progress=progress,
-        strict_modalities=strict,
-        options=dict(options or {}),
-        protocol=protocol or DEFAULT_PROTOCOL,
-        resampler=resampler,
-        judge=judge,
-        perturb=(perturb,) if isinstance(perturb, str) else tuple(perturb or ()),
-        long_audio=long_audio,
-        duration_buckets=_edges(duration_buckets),
-        raise_error=raise_error,
-        **({} if stability_replays is None else {"stability_replays": stability_replays}),
-    )
-    summary = run(meta, specs, cfg, encoder=encoder)
+    summary = run(meta, specs, run_options, encoder=encoder)
     return Results(summary.results, summary.failed)
+
+
+def _generated_signature() -> None:
+    """evaluate()'s signature and docstring list its option keywords, generated from RunOptions
+    (so help(maeb.evaluate) and editors show them, and they cannot drift from the command line)."""
+    import inspect
+
+    base = inspect.signature(evaluate)
+    fixed = [p for p in base.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    extra = [inspect.Parameter(api_name(f), keyword, default=default_of(f, "api"), annotation=f.type) for f in option_fields()]
+    evaluate.__signature__ = base.replace(parameters=fixed + extra)
+    lines = [
+        f"    {api_name(f)} (default {default_of(f, 'api')!r}): {f.metadata['help'].replace('%%', '%')}" for f in option_fields()
+    ]
+    evaluate.__doc__ = (evaluate.__doc__ or "") + "\n\n    Options:\n" + "\n".join(lines)
+
+
+_generated_signature()
 
 
 class Results(list):
@@ -215,11 +181,3 @@ class Results(list):
     def __init__(self, results: Iterable[TaskResult] = (), failed: dict[str, str] | None = None):
         super().__init__(results)
         self.failed = dict(failed or {})
-
-
-def _edges(value) -> tuple[float, ...] | None:
-    if value is None:
-        return None
-    from .durations import parse_edges
-
-    return parse_edges(value if isinstance(value, str) else ",".join(str(float(v)) for v in value))

@@ -309,8 +309,9 @@ def task_specs(folder: Path, mixtures: Path, text: bool, audio: bool) -> list:
 
 def check_tasks(report: Report, meta: ModelMeta, encoder, options: dict, device: str, protocol: str | None, work: Path) -> None:
     from .mock import write_tone_folder
+    from .options import RunOptions, resolve
     from .protocols import DEFAULT_PROTOCOL, get_protocol
-    from .runner import RunConfig, build_embedder, evaluate_task
+    from .runner import build_embedder, evaluate_task
 
     folder = write_tone_folder(work / "tones", FREQS, per_label=8)
     mixtures = write_mixtures(work / "mixtures")
@@ -321,11 +322,11 @@ def check_tasks(report: Report, meta: ModelMeta, encoder, options: dict, device:
     proto = get_protocol(protocol or DEFAULT_PROTOCOL)
     from .identity import declared_identity
 
-    cfg = RunConfig(
+    cfg = RunOptions(
         output_dir=work / "results", cache_dir=work / "cache", device=device, show_progress=False, protocol=proto.name
     )
     declared = declared_identity(replace(meta, options={}), {k: str(v) for k, v in options.items()}, proto.name)
-    emb = build_embedder(meta, encoder, declared, cfg, proto)
+    emb = build_embedder(resolve(meta, cfg), encoder, declared=declared)
     try:
         for spec in specs:
             try:

@@ -10,19 +10,9 @@ import sys
 from pathlib import Path
 
 from .errors import MaebError
-
-
-def _option(text: str) -> tuple[str, object]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--option takes key=value, got {text!r}")
-    key, value = text.split("=", 1)
-    if not key.strip():
-        raise argparse.ArgumentTypeError(f"--option takes key=value with a key, got {text!r}")
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        parsed = value
-    return key, parsed
+from .options import RunOptions, add_cli_arguments, from_fronts, option_fields
+from .options import parse_option as _option
+from .options import replays as _replays
 
 
 def _options(pairs) -> dict:
@@ -33,16 +23,6 @@ def _options(pairs) -> dict:
             raise MaebError(f"--option {key} is given twice ({out[key]!r} and {value!r}); give it once")
         out[key] = value
     return out
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, got {text!r}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,116 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--languages", nargs="+", metavar="LANG", help="only tasks (and subsets) in these languages (e.g. eng-Latn, eng)"
     )
     run.add_argument("--eval-splits", nargs="+", metavar="SPLIT", help="evaluate these splits instead of each task's own")
-    run.add_argument(
-        "--output-dir", "--output-folder", type=Path, default=Path("results"), help="results root (default: results)"
-    )
-    run.add_argument(
-        "--cache-dir",
-        type=Path,
-        help="embeddings, predictions, judge replies and unpacked data (default: $MAEB_CACHE_DIR or ~/.cache/maeb)",
-    )
-    run.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    run.add_argument("--batch-size", type=int, default=16)
-    run.add_argument(
-        "--batch-seconds",
-        type=_positive_float,
-        metavar="S",
-        help="audio batches by total seconds instead of --batch-size clips (short clips batch wide, long ones narrow); "
-        "not for families batched as mteb batches (they keep batches of 32)",
-    )
-    run.add_argument(
-        "--precision",
-        choices=["fp32", "bf16", "fp16"],
-        help="compute in this dtype (default: the protocol's, i.e. the checkpoint's); not mteb's numbers: results go "
-        "to an experiment folder",
-    )
-    run.add_argument(
-        "--call-batch-size",
-        type=int,
-        metavar="N",
-        help="clips per batch for families batched as mteb batches (default 32, mteb's); another size changes their "
-        "vectors: results go to an experiment folder",
-    )
-    run.add_argument("--workers", type=int, help="decoding threads (default: up to 4)")
-    run.add_argument(
-        "--on-bad-audio",
-        choices=["error", "skip"],
-        default="error",
-        help="undecodable, empty or NaN clips: stop with an error (default) or skip them and record the count",
-    )
-    run.add_argument(
-        "--on-leak",
-        choices=["warn", "error"],
-        default="warn",
-        help="clips byte-identical in the training and an evaluation split: warn and record the count (default) or stop",
-    )
-    run.add_argument(
-        "--protocol",
-        default=None,
-        help="reference protocol: mteb-2.26 (default: mteb 2.26.24, which the published MAEB results' evaluators "
-        "match), paper (the MAEB-introduction code's caps and batching) or mteb-2.26-stable (its probes on standardised "
-        "features, fit to convergence: scores that do not depend on the machine; not mteb's); recorded in every result "
-        "(`maeb list protocols`)",
-    )
-    run.add_argument(
-        "--resampler",
-        choices=["torchaudio-sinc-hann", "soxr-hq"],
-        help="override the protocol's resampler (soxr-hq: 1.2-5x faster, not mteb's; results go to an experiment folder)",
-    )
-    run.add_argument(
-        "--perturb",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="perturb the audio before the encoder (repeatable, applied in order): noise:snr=5[,kind=white|pink|babble|"
-        "events], reverb:rt60=0.6, codec:format=mp3|opus,bitrate=32, codec:format=vorbis,level=0.5, telephone, "
-        "clip:db=-6, gain:db=-20; keyed into the cache, results go to an experiment folder",
-    )
-    run.add_argument(
-        "--long-audio",
-        metavar="POLICY",
-        help="embed clips longer than the model's window as sliding windows pooled by their mean or maximum: "
-        "mean, max, mean:window=10,hop=5 (seconds; default window: the model's length cap, 30 s without one; "
-        "default hop: the window); streamed in bounded memory; results go to an experiment folder",
-    )
-    run.add_argument(
-        "--duration-buckets",
-        nargs="?",
-        const="default",
-        metavar="EDGES",
-        help="also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
-        "for task types scored as a mean over clips; shown by python -m maeb.durations",
-    )
-    run.add_argument(
-        "--stability-replays",
-        type=_replays,
-        default=None,
-        metavar="N",
-        help="refits of each probe on vectors perturbed by the size of another machine's rounding, for the score's "
-        "band (maeb.stability; default 1, about +25%% of the evaluator's time; 0: none)",
-    )
-    run.add_argument("--overwrite", action="store_true", help="re-run tasks that already have a result file")
-    run.add_argument(
-        "--raise-error",
-        action="store_true",
-        help="stop at the first task that cannot load or evaluate (default for several tasks: report it, run the "
-        "others, list the failures at the end and exit with code 2; a single task always stops at once)",
-    )
-    run.add_argument(
-        "--option",
-        type=_option,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help='encoder option (e.g. window="clip"); changes the cache key and is recorded in results',
-    )
-    run.add_argument("--quiet", action="store_true", help="no progress (bars on a terminal, periodic lines in a log)")
+    add_cli_arguments(run)  # one flag per maeb.options.RunOptions field
     run.add_argument("--verbose", action="store_true", help="also debugging notices")
     run.add_argument("--dry-run", action="store_true", help="print the plan (tasks, clips, hours, cached) and exit")
     run.add_argument("--judge-url", help="OpenAI-compatible base URL of the LLM judge (judge-scored tasks)")
     run.add_argument("--judge-model", help="the judge's model name, recorded in results")
     run.add_argument("--judge-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's API key")
-    run.add_argument("--judge-concurrency", type=int, default=8)
     run.add_argument(
         "--judge-timeout",
         type=float,
@@ -323,21 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _duration_edges(text: str | None):
-    if text is None:
-        return None
-    from .durations import parse_edges
-
-    return parse_edges(text)
-
-
-def _replays(text: str) -> int:
-    """--stability-replays: a whole number, 0 or more (argparse reports anything else in one line)."""
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number of replays (0 for none), not {text!r}")
-    return int(text)
-
-
 def _draws(text: str) -> int:
     """--uncertainty DRAWS: enough bootstrap draws for the 95% intervals it reports."""
     from .uncertainty import min_draws
@@ -377,15 +238,25 @@ def _judge_endpoint(args):
     )
 
 
+def run_options(args, task_count: int) -> RunOptions:
+    """The run's options from its flags (each RunOptions field's own flag; the judge from the
+    --judge-* flags); $MAEB_CACHE_DIR and $MAEB_LITE_DIR are read here, by maeb.options.from_fronts."""
+    values = {f.name: getattr(args, f.name) for f in option_fields() if f.metadata["cli"] is not None}
+    values["options"] = _options(values["options"])
+    values["judge"] = _judge_endpoint(args)
+    if values["raise_error"] is None:  # one task stops at once; several go on past a failed one
+        values["raise_error"] = task_count == 1
+    return from_fronts(values)
+
+
 def cmd_run(args) -> int:
     from . import catalog
-    from .cache import default_cache_dir
-    from .protocols import DEFAULT_PROTOCOL, get_protocol
-    from .runner import RunConfig, run
+    from .options import resolve
+    from .protocols import get_protocol
+    from .runner import run
 
-    if args.protocol:
-        get_protocol(args.protocol)
-    if args.quiet:
+    get_protocol(args.protocol)
+    if not args.show_progress:
         _quiet_libraries()
 
     if not args.tasks and not args.benchmarks:
@@ -409,31 +280,7 @@ def cmd_run(args) -> int:
     # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
     require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
     specs = list({s.name: s for s in named + from_benchmarks}.values())
-    cfg = RunConfig(
-        output_dir=args.output_dir,
-        cache_dir=args.cache_dir or default_cache_dir(),
-        device=args.device,
-        batch_size=args.batch_size,
-        batch_seconds=args.batch_seconds,
-        precision=args.precision,
-        call_batch_size=args.call_batch_size,
-        workers=args.workers,
-        on_bad_audio=args.on_bad_audio,
-        on_leak=args.on_leak,
-        protocol=args.protocol or DEFAULT_PROTOCOL,
-        resampler=args.resampler,
-        overwrite=args.overwrite,
-        show_progress=not args.quiet,
-        strict_modalities=False,
-        options=_options(args.option),
-        judge=_judge_endpoint(args),
-        judge_concurrency=args.judge_concurrency,
-        perturb=tuple(args.perturb),
-        long_audio=args.long_audio,
-        duration_buckets=_duration_edges(args.duration_buckets),
-        raise_error=args.raise_error or len(specs) == 1,
-        **({} if args.stability_replays is None else {"stability_replays": args.stability_replays}),
-    )
+    cfg = run_options(args, len(specs))
     if args.ray_workers is not None and (not args.ray or args.ray_workers < 1):
         raise MaebError(
             f"--ray-workers {args.ray_workers}: "
@@ -443,22 +290,15 @@ def cmd_run(args) -> int:
         from .distributed import require_ray
 
         require_ray()  # before anything is loaded or planned
-    if args.long_audio or args.perturb:
-        from .windows import check_combination, parse
-
-        check_combination(parse(args.long_audio), cfg.perturb, bool(args.ray))  # before any model is loaded
-    if args.perturb:
-        from .perturb import Chain
-
-        Chain.parse(args.perturb)  # a malformed string fails here, before any model is loaded
     if args.dry_run:
-        return print_plan(meta, specs, cfg)
+        return print_plan(meta, specs, cfg, ray=bool(args.ray))
+    job = resolve(meta, cfg, ray=bool(args.ray))  # every option checked and parsed once, before any model is loaded
     if args.ray:
         from .distributed import run_on_ray
 
-        summary = run_on_ray(meta, specs, cfg, address=args.ray, workers=args.ray_workers)
+        summary = run_on_ray(meta, specs, job, address=args.ray, workers=args.ray_workers)
     else:
-        summary = run(meta, specs, cfg)
+        summary = run(meta, specs, job)
     share = summary.outside_forward_share()
     parts = [f"{_count(len(summary.done), 'task')} evaluated", f"{len(summary.skipped_existing)} already done"]
     if summary.skipped_modality:
@@ -494,10 +334,10 @@ def _quiet_libraries() -> None:
     logging.getLogger("datasets").setLevel(logging.ERROR)
 
 
-def print_plan(meta, specs, cfg) -> int:
+def print_plan(meta, specs, cfg, ray: bool = False) -> int:
     from .runner import plan
 
-    rows = plan(meta, specs, cfg)
+    rows = plan(meta, specs, cfg, ray=ray)
     width = max(len(r["task"]) for r in rows)
     print(f"{'task':{width}}  {'type':29}  subsets  {'clips':>8}  {'hours':>7}  {'cached':>8}  status")
     for r in rows:
@@ -669,8 +509,9 @@ def cmd_tradeoff(args) -> int:
 def cmd_lite(args) -> int:
     from .lite.runner import main as lite_main
 
+    folder = args.dir or (Path(os.environ["MAEB_LITE_DIR"]) if os.environ.get("MAEB_LITE_DIR") else None)
     return lite_main(
-        args.dir,
+        folder,
         args.seed,
         args.models,
         args.output_dir,

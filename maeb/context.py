@@ -41,7 +41,8 @@ class RunContext:
     progress: Progress = field(default_factory=lambda: Progress("off"))
     logger: logging.Logger = LOGGER
     judge: object | None = None  # a maeb.judge.Judge for judge-scored task types
-    lite_dir: Path | None = None  # where a spec's ${MAEB_LITE_DIR} points
+    lite_dir: Path | None = None  # where a spec's ${MAEB_LITE_DIR} points (None: under the cache folder)
+    mmag_lite_dir: Path | None = None  # where a spec's ${MMAG_LITE_DIR} points (None: under the cache folder)
 
     def log(self, message: str) -> None:
         self.logger.info(message)
@@ -52,12 +53,12 @@ class RunContext:
 
     def variables(self) -> dict[str, str]:
         """Values of the variables a spec's data.path may name."""
-        from .lite import default_dir
+        from .lite import under_cache
         from .mmag_lite import default_dir as mmag_lite_dir
 
         return {
-            "MAEB_LITE_DIR": str(self.lite_dir or default_dir(Path(self.cache_dir))),
-            "MMAG_LITE_DIR": str(mmag_lite_dir(Path(self.cache_dir))),
+            "MAEB_LITE_DIR": str(self.lite_dir or under_cache(Path(self.cache_dir))),
+            "MMAG_LITE_DIR": str(self.mmag_lite_dir or mmag_lite_dir(Path(self.cache_dir))),
         }
 
 

@@ -38,17 +38,13 @@ from .audio import AudioRef
 from .encoders import ModelMeta, has_audio
 from .errors import MaebError, ModelError
 from .loader import load_task
-from .protocols import get_protocol
+from .options import ResolvedRun, RunOptions, check_ray, resolve
 from .rayworker import MaebWorker, RemoteEncoder
 from .runner import (
-    RunConfig,
     RunSummary,
     _accumulate,
-    _identities,
     _missing_side,
-    _overrides,
     build_embedder,
-    context_of,
     fail_task,
     plan,
     prepare_offline_data,
@@ -103,7 +99,7 @@ class _Task:
 def run_on_ray(
     meta: ModelMeta,
     specs: list[TaskSpec],
-    cfg: RunConfig,
+    options: RunOptions | ResolvedRun,
     address: str | None = None,
     log=None,
     workers: int | None = None,
@@ -111,27 +107,26 @@ def run_on_ray(
 ) -> RaySummary:
     """maeb.runner.run on a Ray cluster at `address` (None or "local": a local instance, or the
     one this process is already connected to) with `workers` model workers (default: one per GPU
-    on cuda, one per CPU otherwise). A task that fails stops the run under cfg.raise_error, else
+    on cuda, one per CPU otherwise). A task that fails stops the run under raise_error, else
     it is in the summary's `failed` and the others run, as in maeb.runner.run."""
     require_ray()
-    if cfg.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
-        raise MaebError("--perturb does not run on Ray yet; run without --ray")
-    if cfg.long_audio:
-        from .windows import check_combination, parse
-
-        check_combination(parse(cfg.long_audio), (), ray=True)
+    if isinstance(options, ResolvedRun):
+        job = options
+        check_ray(job.options, job.window)
+    else:
+        job = resolve(meta, options, ray=True)
+    cfg, ctx = job.options, job.ctx
     started = time.perf_counter()
-    ctx = context_of(cfg)
     log = log or ctx.log
     summary = RaySummary()
     # workers load the model in cfg.precision; the driver's runner gets the dtype as an option
     # (the same identity), since it never loads the model itself
-    local_cfg = replace(cfg, precision=None, options=_overrides(meta, cfg))
+    local = resolve(meta, replace(cfg, precision=None, options=job.overrides), ctx=ctx)
     prepare_offline_data(specs, ctx, log)
     done, pending = [], []
     for spec in specs:
         try:
-            row = plan(meta, [spec], cfg)[0]
+            row = plan(meta, [spec], job)[0]
         except MaebError as exc:
             fail_task(summary, spec.name, exc, cfg.raise_error, log)
             continue
@@ -141,9 +136,9 @@ def run_on_ray(
             pending.append(_Task(spec, float(row["hours"] or 0.0)))
     results = {}
     if done:  # every one is done: run() reads the results and loads nothing
-        _merge(summary, run(meta, done, local_cfg, log), results)
+        _merge(summary, run(meta, done, local, log), results)
     if pending:
-        _run_pending(meta, pending, cfg, local_cfg, address, workers, shard_clips, summary, results, ctx, log)
+        _run_pending(meta, pending, job, local, address, workers, shard_clips, summary, results, log)
     summary.results = [results[s.name] for s in specs if s.name in results]
     summary.wall_seconds = time.perf_counter() - started
     return summary
@@ -161,19 +156,18 @@ def require_ray() -> None:
         )
 
 
-def _run_pending(meta, tasks, cfg, local_cfg, address, workers, shard_clips, summary, results, ctx, log) -> None:
+def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, workers, shard_clips, summary, results, log) -> None:
     import ray
 
+    cfg, ctx = job.options, job.ctx
     own = _connect(ray, address, workers)
     pool = None
     try:
         count = workers or _default_workers(ray, cfg, local=address in (None, "local"))
-        pool = _Pool(ray, meta, cfg, count, log)
+        pool = _Pool(ray, meta, job, count, log)
         described = pool.first()
         remote = RemoteEncoder(described, pool.send)
-        protocol = get_protocol(cfg.protocol)
-        declared = _identities(meta, local_cfg, protocol, _overrides(meta, local_cfg))[0]
-        main = build_embedder(meta, remote, declared, local_cfg, protocol, ctx)
+        main = build_embedder(local, remote)
         pool.expected = main.cache.identity
         pool.check(described)
         feeder = _Feeder(pool, tasks, main, meta, ctx, shard_clips, log)
@@ -187,7 +181,7 @@ def _run_pending(meta, tasks, cfg, local_cfg, address, workers, shard_clips, sum
                     fail_task(summary, task.spec.name, task.failed, cfg.raise_error, log)
                 else:
                     try:
-                        part = run(meta, [task.spec], local_cfg, log, encoder=remote, amend=_labeller(task, cfg))
+                        part = run(meta, [task.spec], local, log, encoder=remote, amend=_labeller(task, cfg))
                     except MaebError as exc:  # raised outside the task's evaluation (or under raise_error)
                         fail_task(summary, task.spec.name, exc, cfg.raise_error, log)
                     else:
@@ -236,7 +230,7 @@ def _connect(ray, address: str | None, workers: int | None) -> bool:
     return True
 
 
-def _default_workers(ray, cfg: RunConfig, local: bool) -> int:
+def _default_workers(ray, cfg: RunOptions, local: bool) -> int:
     """One worker per GPU on cuda; on CPU one per CPU, less one on a local instance: the driver
     evaluates there too, and an evaluator's OpenMP threads (k-means) slow down tenfold when every
     core is taken by a worker (measured on 2 cores, scripts/bench_ray.py)."""
@@ -250,16 +244,17 @@ class _Pool:
     """The model workers: which are ready, what each has in flight, and one call at a time for
     the driver's stand-in encoder (sent to the least busy worker)."""
 
-    def __init__(self, ray, meta: ModelMeta, cfg: RunConfig, count: int, log):
+    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log):
         self.ray, self.meta, self.log = ray, meta, log
         options = {"num_cpus": 1, "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
-        if cfg.device == "cuda":
+        if job.options.device == "cuda":
             options["num_gpus"] = 1
         if meta.memory_usage_mb:
             options["memory"] = int(meta.memory_usage_mb * 1024 * 1024)
         actor = ray.remote(MaebWorker).options(**options)
         run_id = uuid.uuid4().hex[:8]
-        self.actors = {i + 1: actor.remote(meta, cfg, run_id, i + 1) for i in range(count)}
+        shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
+        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1) for i in range(count)}
         self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
         self.ready: dict[int, object] = {}
         self.busy: dict[int, int] = {}
@@ -563,7 +558,7 @@ def _merge(summary: RaySummary, part: RunSummary, results: dict) -> None:
     results.update({r.task: r for r in part.results})
 
 
-def _labeller(task: _Task, cfg: RunConfig):
+def _labeller(task: _Task, cfg: RunOptions):
     """What a task's result must say that the driver's runner cannot see: the clips the workers
     embedded for it (the runner found them in the cache) and the --precision the workers ran in."""
 

@@ -18,7 +18,6 @@ import shutil
 import socket
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from . import runner
@@ -26,7 +25,6 @@ from .context import RunContext
 from .encoders import SIDES, check_encoder, check_precision, load_encoder
 from .errors import AudioError, CacheError, DataError, MaebError, ModelError, OutputError, SpecError
 from .progress import Progress
-from .protocols import get_protocol
 
 FOLDER_PREFIX = "maeb-ray-worker-"
 STALE_FOLDER_SECONDS = 86400.0  # a worker folder untouched for a day belongs to a run that was killed
@@ -36,7 +34,7 @@ class MaebWorker:
     """One model loaded in one process of the cluster. Failures to load are reported by describe()
     (an exception in an actor's constructor would only say that the actor died)."""
 
-    def __init__(self, meta, cfg, run_id: str, number: int):
+    def __init__(self, meta, job, run_id: str, number: int):
         self.started = time.perf_counter()
         self.where = f"worker {number} ({socket.gethostname()}:{os.getpid()})"
         self.busy, self.clips, self.shards, self.calls = 0.0, 0, 0, 0
@@ -44,15 +42,19 @@ class MaebWorker:
         _remove_stale_folders()
         self.folder = Path(tempfile.gettempdir()) / f"{FOLDER_PREFIX}{run_id}-{number}"
         try:
-            protocol = get_protocol(cfg.protocol)
-            overrides = runner._overrides(meta, cfg)
-            encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **overrides)
+            cfg = job.options  # the driver's resolved run (maeb.options.resolve), without its context
+            encoder = load_encoder(meta, device=cfg.device, protocol=job.protocol, **job.overrides)
             check_precision(meta, encoder, cfg.precision)
             check_encoder(meta, encoder)
-            declared, _ = runner._identities(meta, cfg, protocol, overrides)
-            ctx = RunContext(cache_dir=Path(cfg.cache_dir), device=cfg.device, progress=Progress("off"), lite_dir=cfg.lite_dir)
+            ctx = RunContext(
+                cache_dir=Path(cfg.cache_dir),
+                device=cfg.device,
+                progress=Progress("off"),
+                lite_dir=cfg.lite_dir,
+                mmag_lite_dir=cfg.mmag_lite_dir,
+            )
             # the worker's own cache file: cfg.cache_dir stays the data's (ctx), the vectors go to self.folder
-            self.emb = runner.build_embedder(meta, encoder, declared, replace(cfg, cache_dir=self.folder), protocol, ctx)
+            self.emb = runner.build_embedder(job.with_context(ctx), encoder, cache_dir=self.folder)
             self.encoder = encoder
         except MaebError as exc:
             self.problem = f"{self.where}: {exc}"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import hub, tasktypes
-from .cache import EmbeddingCache, default_cache_dir
+from .cache import EmbeddingCache
 from .context import RunContext
 from .embed import Embedder
 from .encoders import (
@@ -29,55 +29,27 @@ from .encoders import (
     has_text,
     length_policy,
     load_encoder,
-    precision_options,
 )
 from .errors import DataError, MaebError, ModelError, SpecError
-from .identity import declared_identity, differences, encoder_identity, experiment_settings, merged_options, run_identity
+from .identity import differences, encoder_identity
 from .loader import load_task
 from .numeric_env import numeric_env
-from .progress import Progress
-from .protocols import DEFAULT_PROTOCOL, get_protocol
+from .options import ResolvedRun, RunOptions, check_options, resolve
+from .options import context_of as context_of  # (its old home)
 from .results import (
     check_writable,
     model_dir,
     read_result,
-    result_path,
     task_result,
     write_json_atomic,
     write_model_meta,
     write_text_atomic,
 )
 from .spec import TaskSpec
-from .stability import DEFAULT_REPLAYS
 from .taskrecord import EmbedStats, outside_encoder_note
 
-
-@dataclass
-class RunConfig:
-    output_dir: Path | None = Path("results")  # None: nothing is written (and nothing is resumed)
-    cache_dir: Path = field(default_factory=default_cache_dir)
-    device: str = "cpu"
-    batch_size: int = 16
-    batch_seconds: float | None = None  # audio batches by total (padded) seconds instead of batch_size clips
-    precision: str | None = None  # "fp32" | "bf16" | "fp16": the dtype option, labelled; None: the protocol's
-    call_batch_size: int | None = None  # families batched as mteb batches: another size than mteb's 32, labelled
-    workers: int | None = None
-    on_bad_audio: str = "error"
-    on_leak: str = "warn"  # clips shared by the training and evaluation splits: "warn" or "error"
-    overwrite: bool = False
-    show_progress: bool | str = True  # True: bars on a terminal, periodic lines in a log; False; or a mode
-    strict_modalities: bool = True  # False for benchmarks: skip tasks the model has no side for
-    options: dict = field(default_factory=dict)
-    protocol: str = DEFAULT_PROTOCOL
-    resampler: str | None = None  # None: the protocol's (soxr-hq is faster and not mteb's)
-    judge: object | None = None  # a maeb.judge.Endpoint for judge-scored task types
-    judge_concurrency: int = 8
-    lite_dir: Path | None = None  # where MAEB-lite's data is (specs name it ${MAEB_LITE_DIR})
-    perturb: tuple[str, ...] = ()  # maeb.perturb strings, applied in order; () is the clean run
-    long_audio: str | None = None  # a maeb.windows policy ("mean", "max:window=10,hop=5"); None: the head cut
-    duration_buckets: tuple[float, ...] | None = None  # edges in seconds: scores by clip duration (maeb.durations)
-    raise_error: bool = True  # False: a task that cannot load or evaluate is recorded in summary.failed, the rest run
-    stability_replays: int = DEFAULT_REPLAYS  # probe refits on perturbed vectors (maeb.stability); 0: none
+# RunConfig was the options' name before RunOptions (maeb.options); kept importable for one release
+RunConfig = RunOptions
 
 
 @dataclass
@@ -349,74 +321,39 @@ def _recorded_edges(path: Path) -> list | None:
     return extra.get("duration_edges")
 
 
-def check_run_config(cfg: RunConfig) -> None:
-    """The run's settings, checked before anything is read or loaded (CLI and API alike): one
-    line naming the setting, not a silent fallback or an error deep in a worker."""
-    import re
-
-    def whole(value, at_least: int) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= at_least
-
-    if not whole(cfg.batch_size, 1):
-        raise SpecError(f"batch size must be a whole number of clips, at least 1, not {cfg.batch_size!r}")
-    if not whole(cfg.stability_replays, 0):
-        raise SpecError(f"stability replays must be a whole number of replays, 0 for none, not {cfg.stability_replays!r}")
-    if cfg.workers is not None and not whole(cfg.workers, 1):
-        raise SpecError(f"workers must be a whole number of decoding threads, at least 1, not {cfg.workers!r}")
-    if cfg.batch_seconds is not None and not (isinstance(cfg.batch_seconds, (int, float)) and 0 < cfg.batch_seconds < math.inf):
-        raise SpecError(f"batch seconds must be a positive number, not {cfg.batch_seconds!r}")
-    if not isinstance(cfg.device, str) or not re.fullmatch(r"(cpu|cuda)(:\d+)?", cfg.device):
-        raise SpecError(f"device {cfg.device!r} is not one maeb runs on: cpu, cuda or cuda:N")
-    if cfg.device.startswith("cuda") and not _cuda_available():
-        # a model that ignores the device would run on the CPU and be recorded as a CUDA run
-        raise SpecError(f"device {cfg.device!r}: no CUDA device is available here; run with --device cpu")
-    for name, allowed in (("on_bad_audio", ("error", "skip")), ("on_leak", ("warn", "error"))):
-        if getattr(cfg, name) not in allowed:
-            raise SpecError(f"{name} must be {' or '.join(map(repr, allowed))}, not {getattr(cfg, name)!r}")
+check_run_config = check_options  # the old name, kept for one release
 
 
-def _cuda_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
-def context_of(cfg: RunConfig) -> RunContext:
-    judge = None
-    if cfg.judge is not None:
-        from .judge import Judge
-
-        judge = Judge(cfg.judge, cfg.cache_dir, cfg.judge_concurrency)
-    progress = Progress.of(cfg.show_progress)
-    return RunContext(cache_dir=Path(cfg.cache_dir), device=cfg.device, progress=progress, judge=judge, lite_dir=cfg.lite_dir)
+def resolved(meta: ModelMeta, run: RunOptions | ResolvedRun, ctx: RunContext | None = None) -> ResolvedRun:
+    """A resolved run as it is, options resolved (maeb.options.resolve)."""
+    return run if isinstance(run, ResolvedRun) else resolve(meta, run, ctx=ctx)
 
 
 @hub.in_session  # the hub is probed once per run, on its first download
-def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encoder=None, amend=None) -> RunSummary:
+def run(
+    meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedRun, log=None, encoder=None, amend=None
+) -> RunSummary:
     """Evaluate `meta`'s model (loaded from its entry, or `encoder`, an instance already built) on
-    `specs`. With cfg.output_dir, results are written in mteb's layout and finished tasks skipped.
+    `specs`, with `options` (or a run maeb.options.resolve already derived from them). With an
+    output folder, results are written in mteb's layout and finished tasks skipped.
     amend(spec, info), if given, completes a task's maeb section before it is written (what the
     caller knows and the runner does not: maeb.distributed's workers)."""
-    check_run_config(cfg)
+    job = resolved(meta, options)
+    cfg = job.options
     summary = RunSummary()
     started = time.perf_counter()
-    ctx = context_of(cfg)
+    ctx = job.ctx
     log = log or ctx.log
     root = Path(cfg.output_dir) if cfg.output_dir is not None else None
-    protocol = get_protocol(cfg.protocol)
+    protocol = job.protocol
     prepare_offline_data(specs, ctx, log)
     if encoder is not None and cfg.precision:
         raise ModelError(f"model {meta.name!r}: --precision applies when maeb loads the model; build the encoder in that dtype")
-    overrides = _overrides(meta, cfg)
-    options = merged_options(meta, overrides)
-    declared, experiment = _identities(meta, cfg, protocol, overrides)
-    chain = _perturbation(cfg)
+    overrides, options, experiment, chain = job.overrides, job.encoder_options, job.experiment, job.chain
     pending, existing = [], {}
     for spec in specs:
-        path = result_path(root, meta, spec.name, experiment) if root is not None else None
-        ident = run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg))
+        path = job.result_path(spec)
+        ident = job.identity(spec)
         status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
         if status == "done" and cfg.duration_buckets and _recorded_edges(path) != list(cfg.duration_buckets):
             # a report option, not part of the identity: the same scores, recomputed from cached vectors
@@ -443,7 +380,7 @@ def run(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig, log=None, encode
     else:
         check_encoder(meta, encoder)
     _check_call_batch_size(meta, encoder, cfg)
-    emb = build_embedder(meta, encoder, declared, cfg, protocol, ctx)
+    emb = build_embedder(job, encoder)
     ctx.logger.debug("%s: embedding cache %s, encoder config %s", meta.name, emb.cache.path, emb.cache.identity.get("config"))
     cache = emb.cache
     pending = _fitting(meta, encoder, pending, ctx, cfg.strict_modalities, summary, log)
@@ -554,14 +491,14 @@ def fail_task(summary: RunSummary, name: str, exc: BaseException | str, raise_er
 
 def prepare_offline_data(specs: list[TaskSpec], ctx: RunContext, log) -> None:
     """Offline benchmarks are built on first use, before any identity reads their folders:
-    MAEB-lite in its default place or in a $MAEB_LITE_DIR that does not exist yet (a folder the
-    caller names that exists is theirs: it is only read), MMAG-lite (a complete build of any size
-    is reused: the run identity names its content)."""
-    if ctx.lite_dir is None and any("${MAEB_LITE_DIR}" in spec.data.path for spec in specs):
+    MAEB-lite in its default place under the cache, or in the run's lite_dir when that folder does
+    not exist yet (a folder the caller names that exists is theirs: it is only read), MMAG-lite (a
+    complete build of any size is reused: the run identity names its content)."""
+    if any("${MAEB_LITE_DIR}" in spec.data.path for spec in specs):
         from .lite.build import build as build_lite
 
         where = Path(ctx.variables()["MAEB_LITE_DIR"])
-        if not os.environ.get("MAEB_LITE_DIR") or not where.exists():
+        if ctx.lite_dir is None or not where.exists():
             build_lite(where, log=log)  # reuses a complete build
     if any("${MMAG_LITE_DIR}" in spec.data.path for spec in specs):
         from .mmag_lite.build import build
@@ -569,52 +506,7 @@ def prepare_offline_data(specs: list[TaskSpec], ctx: RunContext, log) -> None:
         build(Path(ctx.variables()["MMAG_LITE_DIR"]), log=log, any_size=True)
 
 
-def _overrides(meta: ModelMeta, cfg: RunConfig) -> dict:
-    """The run's encoder options: --option values, plus the dtype a --precision sets (so
-    --precision bf16 and --option dtype=bfloat16 are one identity, one cache and one folder)."""
-    return {**cfg.options, **precision_options(meta, cfg.precision, cfg.device, cfg.options)}
-
-
-def _identities(meta: ModelMeta, cfg: RunConfig, protocol, overrides: dict) -> tuple[dict, dict]:
-    """The declared identity and the experiment settings (mteb's experiments folder) of a run."""
-    resampler = _resampler_override(cfg, protocol)
-    calls = cfg.call_batch_size if cfg.call_batch_size != protocol.call_batch_size else None
-    if calls is not None and calls < 1:
-        raise SpecError(f"--call-batch-size must be at least 1, not {calls}")
-    declared = declared_identity(meta, merged_options(meta, overrides), protocol.name, resampler, calls, Path(cfg.cache_dir))
-    chain = _perturbation(cfg)
-    experiment = experiment_settings(
-        meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls, chain and chain.canonical(), _window_name(cfg)
-    )
-    return declared, experiment
-
-
-def _window(cfg: RunConfig):
-    """The run's long-audio policy (maeb.windows), checked against the run's other options."""
-    from .windows import check_combination, parse
-
-    window = parse(cfg.long_audio)
-    check_combination(window, cfg.perturb)
-    return window
-
-
-def _window_name(cfg: RunConfig) -> str | None:
-    """The policy's canonical string for identities, None for the head cut (so the published
-    protocol's identities are unchanged)."""
-    window = _window(cfg)
-    return window.canonical() if window.windowed else None
-
-
-def _perturbation(cfg: RunConfig):
-    """The run's perturbation chain (maeb.perturb), or None for the clean run."""
-    if not cfg.perturb:
-        return None
-    from .perturb import Chain
-
-    return Chain.parse(cfg.perturb)
-
-
-def _check_call_batch_size(meta: ModelMeta, encoder, cfg: RunConfig) -> None:
+def _check_call_batch_size(meta: ModelMeta, encoder, cfg: RunOptions) -> None:
     if cfg.call_batch_size and getattr(encoder, "batch_order", "length") != "call":
         raise ModelError(
             f"model {meta.name!r}: --call-batch-size applies only to families batched as mteb batches them "
@@ -632,27 +524,19 @@ def _batching_record(emb: Embedder) -> dict:
     return out
 
 
-def _resampler_override(cfg: RunConfig, protocol) -> str | None:
-    if cfg.resampler is None or cfg.resampler == protocol.resampler:
-        return None
-    from .audio import RESAMPLERS
-
-    if cfg.resampler not in RESAMPLERS:
-        raise SpecError(f"unknown resampler {cfg.resampler!r}; known: {', '.join(RESAMPLERS)}")
-    return cfg.resampler
-
-
-def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, protocol, ctx: RunContext | None = None) -> Embedder:
-    """The embedder of a loaded encoder, with its cache keyed by the full encoder identity."""
+def build_embedder(job: ResolvedRun, encoder, cache_dir: Path | None = None, declared: dict | None = None) -> Embedder:
+    """The embedder of a loaded encoder for a resolved run, its cache keyed by the full encoder
+    identity (in cache_dir: a Ray worker's own file; declared: another declared identity, as
+    maeb.checkmodel's)."""
+    cfg, protocol = job.options, job.protocol
     policy = None
     if has_audio(encoder) or has_generate(encoder):
-        policy = replace(length_policy(encoder), resampler=_resampler_override(cfg, protocol) or protocol.resampler)
+        policy = replace(length_policy(encoder), resampler=job.resampler or protocol.resampler)
     # a protocol that changes only evaluators keys its vectors as the protocol it embeds as
-    vectors = {**declared, "protocol": protocol.embeds_as}
-    cache = EmbeddingCache(cfg.cache_dir, encoder_identity(vectors, encoder, policy, cfg.device))
-    ctx = ctx or context_of(cfg)
+    vectors = {**(declared or job.declared), "protocol": protocol.embeds_as}
+    cache = EmbeddingCache(cache_dir or cfg.cache_dir, encoder_identity(vectors, encoder, policy, cfg.device))
     return Embedder(
-        meta,
+        job.meta,
         encoder,
         cache,
         cfg.batch_size,
@@ -660,11 +544,11 @@ def build_embedder(meta: ModelMeta, encoder, declared: dict, cfg: RunConfig, pro
         cfg.on_bad_audio,
         protocol=protocol,
         policy=policy,
-        ctx=ctx,
+        ctx=job.ctx,
         batch_seconds=cfg.batch_seconds,
         call_batch_size=cfg.call_batch_size,
-        perturbation=_perturbation(cfg),
-        window=_window(cfg),
+        perturbation=job.chain,
+        window=job.window,
     )
 
 
@@ -714,7 +598,7 @@ def _accumulate(total: EmbedStats, part: EmbedStats) -> None:
             setattr(total, key, getattr(total, key) + value)
 
 
-def _plan_sides(meta: ModelMeta, cfg: RunConfig) -> set[str]:
+def _plan_sides(meta: ModelMeta, cfg: RunOptions) -> set[str]:
     """What a model offers, known without loading it: its modalities, text generation when its
     family's class generates, and a judge when one is configured."""
     from .encoders import resolve_factory
@@ -754,18 +638,17 @@ def require_sides(meta: ModelMeta, specs: list[TaskSpec], judge: bool = False) -
         )
 
 
-def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
+def plan(meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedRun, ray: bool = False) -> list[dict]:
     """What a run would do, from the specs' statistics and the cache's task records alone:
-    no model is loaded and nothing is downloaded."""
+    no model is loaded and nothing is downloaded (ray: the options are checked for a Ray run)."""
     from .cache import cached_tasks
 
-    check_run_config(cfg)
+    if not isinstance(options, ResolvedRun):  # (a dry run opens no judge: a plain context)
+        check_options(options)
+        options = resolve(meta, options, ray, ctx=RunContext(cache_dir=Path(options.cache_dir), lite_dir=options.lite_dir))
+    job, cfg, ctx = options, options.options, options.ctx
     cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
-    ctx = RunContext(cache_dir=Path(cfg.cache_dir), lite_dir=cfg.lite_dir)
     prepare_offline_data(specs, ctx, ctx.log)  # synthetic, built here: nothing is downloaded
-    protocol = get_protocol(cfg.protocol)
-    declared, experiment = _identities(meta, cfg, protocol, _overrides(meta, cfg))
-    chain = _perturbation(cfg)
     rows = []
     for spec in specs:
         kind = tasktypes.get(spec.type)
@@ -792,11 +675,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], cfg: RunConfig) -> list[dict]:
                 "clips": clips,
                 "hours": round(hours, 2),
                 "cached_clips": cached.get(spec.name, 0),
-                "done": cfg.output_dir is not None
-                and _plan_status(
-                    result_path(Path(cfg.output_dir), meta, spec.name, experiment),
-                    run_identity(declared, spec, ctx.variables(), chain and chain.canonical(), _window_name(cfg)),
-                ),
+                "done": cfg.output_dir is not None and _plan_status(job.result_path(spec), job.identity(spec)),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
                 "failed": failed.failed.get(spec.name, ""),
                 # the longest clip in seconds (a local folder's headers, else the catalog's statistics) and,

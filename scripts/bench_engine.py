@@ -26,7 +26,8 @@ from maeb.catalog import find_model
 from maeb.data import load_audiofolder
 from maeb.embed import Embedder
 from maeb.encoders import identity, load_encoder
-from maeb.runner import RunConfig, run
+from maeb.options import RunOptions
+from maeb.runner import run
 from maeb.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +62,7 @@ def repeat_ratio(data: Path, cache_root: Path, out_root: Path) -> dict:
     spec = load_spec(ROOT / "examples" / "fsdd_digits.toml")
     spec = replace(spec, data=replace(spec.data, path=str(data / "fsdd")))
     meta = find_model("whisper-tiny.en-fast")
-    cfg = RunConfig(output_dir=out_root, cache_dir=cache_root / "repeat", show_progress=False, overwrite=True)
+    cfg = RunOptions(output_dir=out_root, cache_dir=cache_root / "repeat", show_progress=False, overwrite=True)
     first = run(meta, [spec], cfg, log=lambda m: None).wall_seconds
     second = run(meta, [spec], cfg, log=lambda m: None).wall_seconds
     return {

@@ -43,7 +43,8 @@ import parity
 
 from maeb.catalog import find_model
 from maeb.encoders import load_encoder
-from maeb.runner import RunConfig, run
+from maeb.options import RunOptions
+from maeb.runner import run
 from maeb.spec import load_spec
 
 ROOT = parity.ROOT
@@ -77,7 +78,7 @@ def plan(meta, encoder, spec, work: Path) -> tuple[list[list[np.ndarray]], dict]
     recorder = Recorder()
     encoder.embed_audio = recorder  # an instance attribute shadows the method; removed below
     try:
-        cfg = RunConfig(output_dir=None, cache_dir=work / "cache", show_progress=False, overwrite=True)
+        cfg = RunOptions(output_dir=None, cache_dir=work / "cache", show_progress=False, overwrite=True)
         summary = run(meta, [spec], cfg, log=lambda m: None, encoder=encoder)
     finally:
         del encoder.embed_audio

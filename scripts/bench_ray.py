@@ -23,7 +23,8 @@ from pathlib import Path
 from maeb import catalog
 from maeb.distributed import run_on_ray
 from maeb.lite.build import build
-from maeb.runner import RunConfig, run
+from maeb.options import RunOptions
+from maeb.runner import run
 
 
 def main() -> int:
@@ -52,7 +53,7 @@ def main() -> int:
     }
     # untimed warm-up: the first run in a process compiles the models' numba code (librosa)
     for name in args.models:
-        cfg = RunConfig(output_dir=None, cache_dir=work / "warm-up", show_progress=False, strict_modalities=False, lite_dir=lite)
+        cfg = RunOptions(output_dir=None, cache_dir=work / "warm-up", show_progress=False, strict_modalities=False, lite_dir=lite)
         run(catalog.find_model(name), specs[:1], cfg, log=lambda m: None)
     report = {"ray_start_seconds": round(ray_start, 2), "tasks": len(specs), "models": {}}
     print(f"local Ray instance started in {ray_start:.1f} s; {len(specs)} MAEB-lite tasks")
@@ -65,7 +66,7 @@ def main() -> int:
                 order = list(modes) if round_ % 2 == 0 else list(reversed(modes))  # alternate, so drift hits all
                 for mode in order:
                     root = work / f"{meta.folder}-{mode}-{round_}"
-                    cfg = RunConfig(
+                    cfg = RunOptions(
                         output_dir=root / "results",
                         cache_dir=root / "cache",
                         show_progress=False,

@@ -51,12 +51,13 @@ def worker(args) -> None:
     from maeb.identity import declared_identity
     from maeb.loader import load_task
     from maeb.numeric_env import numeric_env, summary
+    from maeb.options import RunOptions, context_of, resolve
     from maeb.protocols import get_protocol
-    from maeb.runner import RunConfig, build_embedder, context_of
+    from maeb.runner import build_embedder
 
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as cache:
-        cfg = RunConfig(cache_dir=Path(cache), show_progress=False, lite_dir=Path(args.lite_dir))
+        cfg = RunOptions(cache_dir=Path(cache), show_progress=False, lite_dir=Path(args.lite_dir))
         ctx = context_of(cfg)
         refs = {}
         for name in args.tasks:
@@ -70,7 +71,9 @@ def worker(args) -> None:
         for model in args.models:
             meta = catalog.find_model(model)
             encoder = load_encoder(meta, protocol=protocol)
-            emb = build_embedder(meta, encoder, declared_identity(meta, meta.options, protocol.name), cfg, protocol, ctx)
+            emb = build_embedder(
+                resolve(meta, cfg, ctx=ctx), encoder, declared=declared_identity(meta, meta.options, protocol.name)
+            )
             x, _ = emb.audio([refs[k] for k in keys])
             emb.cache.close()
             np.save(out / f"{meta.folder}.npy", x, allow_pickle=False)

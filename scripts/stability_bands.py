@@ -23,8 +23,9 @@ from maeb.encoders import load_encoder
 from maeb.identity import declared_identity
 from maeb.lite.runner import MODELS
 from maeb.loader import load_task
+from maeb.options import RunOptions, resolve
 from maeb.protocols import DEFAULT_PROTOCOL, get_protocol
-from maeb.runner import RunConfig, _missing_side, build_embedder
+from maeb.runner import _missing_side, build_embedder
 from maeb.stability import board_main, replay
 
 
@@ -42,13 +43,13 @@ def main() -> None:
 
     names = args.tasks or [s.name for s in catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))]
     protocol = get_protocol(args.protocol)
-    cfg = RunConfig(cache_dir=args.cache_dir, show_progress=False, protocol=protocol.name, lite_dir=args.lite_dir)
+    cfg = RunOptions(cache_dir=args.cache_dir, show_progress=False, protocol=protocol.name, lite_dir=args.lite_dir)
     rows, dump = [], {}
     print(f"{'model':50} {'task':26} {'type':20} {'base':>7} {'min':>7} {'max':>7} {'band':>7} {'s/fit':>6}")
     for model in args.models:
         meta = catalog.find_model(model)
         encoder = load_encoder(meta, protocol=protocol)
-        emb = build_embedder(meta, encoder, declared_identity(meta, meta.options, protocol.name), cfg, protocol)
+        emb = build_embedder(resolve(meta, cfg), encoder, declared=declared_identity(meta, meta.options, protocol.name))
         for name in names:
             spec = catalog.find_task(name)
             if _missing_side(tasktypes.get(spec.type).needs(spec), encoder):

@@ -25,8 +25,9 @@ from maeb.encoders import load_encoder
 from maeb.identity import declared_identity
 from maeb.lite.runner import MODELS
 from maeb.loader import load_task
+from maeb.options import RunOptions, resolve
 from maeb.protocols import get_protocol
-from maeb.runner import RunConfig, _missing_side, build_embedder
+from maeb.runner import _missing_side, build_embedder
 from maeb.stability import board_main, measure, replay
 from maeb.uncertainty import ranks
 
@@ -54,9 +55,9 @@ def main() -> None:
         embs = {}
         for name in PROTOCOLS:
             protocol = get_protocol(name)
-            cfg = RunConfig(cache_dir=args.cache_dir, show_progress=False, protocol=name, lite_dir=args.lite_dir)
+            cfg = RunOptions(cache_dir=args.cache_dir, show_progress=False, protocol=name, lite_dir=args.lite_dir)
             encoder = load_encoder(meta, protocol=protocol)
-            embs[name] = build_embedder(meta, encoder, declared_identity(meta, meta.options, name), cfg, protocol)
+            embs[name] = build_embedder(resolve(meta, cfg), encoder, declared=declared_identity(meta, meta.options, name))
         for spec in specs:
             if _missing_side(tasktypes.get(spec.type).needs(spec), embs[PROTOCOLS[0]].encoder):
                 continue

@@ -198,15 +198,12 @@ def test_maeb_lite_is_built_on_first_use_only_where_maeb_owns_the_folder(tmp_pat
     built = []
     monkeypatch.setattr(lite_build, "build", lambda root, log=None, **_: built.append(Path(root)))
     specs = [catalog.find_task("LiteEvents")]
-    monkeypatch.delenv("MAEB_LITE_DIR", raising=False)
+    monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "ignored"))  # read by the command line and evaluate(), not here
     prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache"), print)
     assert built == [tmp_path / "cache" / "maeb-lite"]  # the default place, under the cache
-    monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "new"))
-    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache"), print)
+    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache", lite_dir=tmp_path / "new"), print)
     assert built[-1] == tmp_path / "new"  # a named folder that does not exist yet
     (tmp_path / "mine").mkdir()
-    monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "mine"))
-    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache"), print)
-    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache", lite_dir=tmp_path / "x"), print)
+    prepare_offline_data(specs, RunContext(cache_dir=tmp_path / "cache", lite_dir=tmp_path / "mine"), print)
     prepare_offline_data([catalog.find_task("ESC50Clustering")], RunContext(cache_dir=tmp_path / "c2"), print)
-    assert len(built) == 2  # an existing named folder, a given lite_dir and a hub task build nothing
+    assert len(built) == 2  # an existing named folder and a hub task build nothing

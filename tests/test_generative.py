@@ -939,6 +939,8 @@ def test_offline_transcriber_answers_digit_questions(tmp_path):
 
 
 def test_dry_run_knows_generators_and_judges(tmp_path):
+    from dataclasses import replace
+
     from maeb.catalog import benchmark_specs, find_benchmark, find_model
     from maeb.runner import RunConfig, plan
 
@@ -947,6 +949,6 @@ def test_dry_run_knows_generators_and_judges(tmp_path):
     rows = {r["task"]: r for r in plan(find_model("qwen2-audio-7b-instruct"), specs, cfg)}
     assert rows["MECAT-Caption"]["skip"] == "" and rows["MECAT-Caption"]["clips"] == 20052
     assert rows["AIR-Bench-Chat"]["skip"] == "no judge side"
-    cfg.judge = Endpoint("http://127.0.0.1:9/v1", "j")
+    cfg = replace(cfg, judge=Endpoint("http://127.0.0.1:9/v1", "j"))
     assert all(r["skip"] == "" for r in plan(find_model("qwen2-audio-7b-instruct"), specs, cfg))
     assert {r["skip"] for r in plan(find_model("whisper-tiny.en"), specs, cfg)} == {"no generate side"}

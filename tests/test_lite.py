@@ -75,9 +75,8 @@ def test_benchmark_covers_types_and_domains():
 @pytest.mark.slow
 @pytest.mark.skipif(not OFFLINE, reason="the offline-models extra is not installed")
 def test_tasks_separate_models_as_their_training_predicts(lite_dir, tmp_path, monkeypatch):
-    monkeypatch.setenv("MAEB_LITE_DIR", str(lite_dir))
     out = tmp_path / "results"
-    evaluate(MODELS, out, tmp_path / "cache", show_progress=False, stability_replays=0)  # orderings, not bands
+    evaluate(MODELS, out, tmp_path / "cache", show_progress=False, lite_dir=lite_dir, stability_replays=0)  # orderings, not bands
     from maeb.leaderboard import load_board
 
     board, problems = load_board([out], "MAEB-lite", {})

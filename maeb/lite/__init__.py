@@ -8,13 +8,19 @@ from pathlib import Path
 
 
 def default_dir(cache_dir: Path | None = None) -> Path:
-    """Where MAEB-lite lives: $MAEB_LITE_DIR (the user's choice), else under the cache folder."""
+    """Where MAEB-lite lives for a command line: $MAEB_LITE_DIR (the user's choice), else under the
+    cache folder. Only the command lines read the variable; a run is told its folder (lite_dir)."""
     if os.environ.get("MAEB_LITE_DIR"):
         return Path(os.environ["MAEB_LITE_DIR"])
     if cache_dir is None:
         from ..cache import default_cache_dir
 
         cache_dir = default_cache_dir()
+    return under_cache(cache_dir)
+
+
+def under_cache(cache_dir: Path) -> Path:
+    """MAEB-lite's folder under a cache folder (where a run builds it unless told another)."""
     return Path(cache_dir) / "maeb-lite"
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 from .. import catalog
 from ..cache import default_cache_dir
 from ..context import LOGGER
+from ..options import RunOptions
 from ..report import render, to_markdown, to_markdown_by_task
 from ..results import write_text_atomic
-from ..runner import RunConfig, run
-from . import default_dir
+from ..runner import run
+from . import under_cache
 from .build import build
 
 MODELS = [
@@ -47,11 +48,14 @@ def evaluate(
         meta = catalog.find_model(name)
         started = time.perf_counter()
         _log(f"== {meta.name}")
-        cfg = RunConfig(
-            output_dir=output_dir, cache_dir=cache_dir, show_progress=show_progress, strict_modalities=False, lite_dir=lite_dir
+        cfg = RunOptions(
+            output_dir=output_dir,
+            cache_dir=cache_dir,
+            show_progress=show_progress,
+            strict_modalities=False,
+            lite_dir=lite_dir,
+            **({} if stability_replays is None else {"stability_replays": stability_replays}),
         )
-        if stability_replays is not None:
-            cfg.stability_replays = stability_replays
         try:
             run(meta, specs, cfg, log=_log)
         except MissingPackage as exc:  # one model's optional package must not stop the others
@@ -116,7 +120,7 @@ def main(
 ) -> int:
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
-    folder = Path(folder or default_dir(cache_dir))
+    folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)
     options = {"tasks": tasks, "stability_replays": stability_replays}
     return _main(
         folder,

@@ -4,14 +4,12 @@ synthesizers (`scenes`) and written as three subsets (`build`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 
 def default_dir(cache_dir: Path | None = None) -> Path:
-    """Where MMAG-lite lives: $MMAG_LITE_DIR (the user's choice), else under the cache folder."""
-    if os.environ.get("MMAG_LITE_DIR"):
-        return Path(os.environ["MMAG_LITE_DIR"])
+    """Where MMAG-lite lives unless a run is told another folder ($MMAG_LITE_DIR, read by the
+    command line and evaluate()): under the cache folder."""
     if cache_dir is None:
         from ..cache import default_cache_dir
 

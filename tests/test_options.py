@@ -1,0 +1,210 @@
+"""maeb.options: the run's options are written once (RunOptions), and the `run` subcommand's flags
+and maeb.evaluate()'s keywords are generated from them, so neither can lack an option, offer one
+that is not a field, or default to another value without saying why."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+import maeb
+import maeb.api
+import maeb.options
+import maeb.runner
+from maeb.cli import build_parser, main
+from maeb.context import RunContext
+from maeb.judge import Endpoint
+from maeb.options import RunOptions, api_name, default_of
+from maeb.runner import RunSummary
+
+# the run subcommand's flags that are not options of the run: what to run, how to report, where (Ray),
+# and the judge's parts (one field, `judge`, is built from them)
+SELECTION_FLAGS = {"model", "model_revision", "tasks", "benchmarks", "task_types", "languages", "eval_splits"}
+INVOCATION_FLAGS = {"verbose", "dry_run", "ray", "ray_workers", "help"}
+JUDGE_FLAGS = {"judge_url", "judge_model", "judge_key_env", "judge_timeout", "judge_retries", "judge_budget"}
+EVALUATE_NON_OPTIONS = {"model", "tasks", "name", "revision"}
+
+
+def run_parser():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return sub.choices["run"]
+
+
+def test_every_option_has_a_type_a_default_and_a_help():
+    for f in fields(RunOptions):
+        assert f.type and f.metadata["help"].strip(), f.name
+        default_of(f)  # a default (a value or a factory)
+        for front in ("cli", "api"):
+            if f"{front}_default" in f.metadata:  # a front's other default says why
+                assert f.metadata["why"].strip(), f.name
+
+
+def test_the_command_line_offers_each_option_and_nothing_else():
+    run = run_parser()
+    dests = {a.dest for a in run._actions}
+    options = {f.name for f in fields(RunOptions) if f.metadata["cli"] is not None}
+    assert options == {f.name for f in fields(RunOptions)} - {"judge"}  # the judge is its flags' endpoint
+    assert dests == options | SELECTION_FLAGS | INVOCATION_FLAGS | JUDGE_FLAGS
+    parsed = run.parse_args(["-m", "x", "-t", "y"])
+    for f in fields(RunOptions):
+        if f.metadata["cli"] is not None:
+            raw = getattr(parsed, f.name)  # (an appending flag's [] is the field's empty tuple or dict)
+            value = raw if raw is None else getattr(RunOptions(**{f.name: raw}), f.name)
+            assert value == default_of(f, "cli"), f.name
+
+
+def test_evaluate_takes_each_option_and_nothing_else():
+    params = inspect.signature(maeb.evaluate).parameters
+    options = {api_name(f): f for f in fields(RunOptions)}
+    assert set(params) == EVALUATE_NON_OPTIONS | set(options)
+    for name, f in options.items():
+        assert params[name].default == default_of(f, "api"), name
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
+    with pytest.raises(TypeError, match="unexpected keyword argument 'batchsize'"):
+        maeb.evaluate("mfcc", [], batchsize=8)
+
+
+def test_the_fronts_default_alike_except_where_a_field_says_why():
+    differ = {
+        f.name
+        for f in fields(RunOptions)
+        if not (default_of(f, "cli") == default_of(f, "api") == default_of(f)) and f.name != "cache_dir"
+    }
+    # output_dir: evaluate() writes only when asked; strict_modalities and raise_error: the command line runs
+    # benchmarks and goes on past a failed task of several (cache_dir: None at both fronts, read when the run starts)
+    assert differ == {"output_dir", "strict_modalities", "raise_error"}
+    cache = next(f for f in fields(RunOptions) if f.name == "cache_dir")
+    assert default_of(cache, "cli") is None and default_of(cache, "api") is None
+
+
+# one non-default value per option: (command-line tokens, evaluate() value, the field's value from each)
+def samples(tmp_path: Path) -> dict:
+    judge = Endpoint("http://127.0.0.1:9/v1", "j")
+    return {
+        "output_dir": (["--output-dir", str(tmp_path / "o")], tmp_path / "o", tmp_path / "o", tmp_path / "o"),
+        "cache_dir": (["--cache-dir", str(tmp_path / "c")], str(tmp_path / "c"), tmp_path / "c", tmp_path / "c"),
+        "device": (["--device", "cuda"], "cuda", "cuda", "cuda"),
+        "batch_size": (["--batch-size", "8"], 8, 8, 8),
+        "batch_seconds": (["--batch-seconds", "2.5"], 2.5, 2.5, 2.5),
+        "precision": (["--precision", "bf16"], "bf16", "bf16", "bf16"),
+        "call_batch_size": (["--call-batch-size", "4"], 4, 4, 4),
+        "workers": (["--workers", "2"], 2, 2, 2),
+        "on_bad_audio": (["--on-bad-audio", "skip"], "skip", "skip", "skip"),
+        "on_leak": (["--on-leak", "error"], "error", "error", "error"),
+        "overwrite": (["--overwrite"], True, True, True),
+        "show_progress": (["--quiet"], False, False, False),
+        "strict_modalities": (["--strict"], False, True, False),
+        "options": (["--option", 'window="clip"'], {"window": "clip"}, {"window": "clip"}, {"window": "clip"}),
+        "protocol": (["--protocol", "paper"], "paper", "paper", "paper"),
+        "resampler": (["--resampler", "soxr-hq"], "soxr-hq", "soxr-hq", "soxr-hq"),
+        "judge": (["--judge-url", judge.base_url, "--judge-model", "j"], judge, judge, judge),
+        "judge_concurrency": (["--judge-concurrency", "3"], 3, 3, 3),
+        "lite_dir": (["--lite-dir", str(tmp_path / "l")], tmp_path / "l", tmp_path / "l", tmp_path / "l"),
+        "mmag_lite_dir": (["--mmag-lite-dir", str(tmp_path / "m")], tmp_path / "m", tmp_path / "m", tmp_path / "m"),
+        "perturb": (["--perturb", "gain:db=-20"], "gain:db=-20", ("gain:db=-20",), ("gain:db=-20",)),
+        "long_audio": (["--long-audio", "mean"], "mean", "mean", "mean"),
+        "duration_buckets": (["--duration-buckets", "10,30"], "10,30", (10.0, 30.0), (10.0, 30.0)),
+        "raise_error": (["--raise-error"], False, True, False),
+        "stability_replays": (["--stability-replays", "0"], 0, 0, 0),
+    }
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """The RunOptions each front hands the runner (the run itself replaced by a recorder)."""
+    seen = []
+
+    def record(meta, specs, options, *args, **kwargs):
+        seen.append(options)
+        return RunSummary()
+
+    monkeypatch.setattr(maeb.options, "resolve", lambda meta, options, ray=False, ctx=None: options)
+    monkeypatch.setattr(maeb.runner, "run", record)
+    monkeypatch.setattr(maeb.api, "run", record)
+    for variable in ("MAEB_LITE_DIR", "MMAG_LITE_DIR", "MAEB_JUDGE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    return seen
+
+
+def cli_options(captured, tokens=()) -> RunOptions:
+    # two tasks, so raise_error keeps the command line's default for several
+    assert main(["run", "-m", "mfcc", "-t", "LiteSpokenDigits", "LiteMusicKey", *tokens]) == 0
+    return captured.pop()
+
+
+def api_options(captured, **keywords) -> RunOptions:
+    maeb.evaluate("mfcc", [], **keywords)
+    return captured.pop()
+
+
+def test_each_option_is_reachable_from_both_fronts_and_changes_only_itself(tmp_path, captured):
+    table = samples(tmp_path)
+    assert set(table) == {f.name for f in fields(RunOptions)}  # a new option needs a sample here
+    cli_base, api_base = cli_options(captured), api_options(captured)
+    for f in fields(RunOptions):
+        if f.name != "cache_dir":  # (None at the fronts: the cache folder's default)
+            assert getattr(cli_base, f.name) == default_of(f, "cli" if f.name != "raise_error" else None) or (
+                f.name == "raise_error" and cli_base.raise_error is False
+            ), f.name
+            assert getattr(api_base, f.name) == default_of(f, "api"), f.name
+    by_name = {f.name: f for f in fields(RunOptions)}
+    for name, (tokens, value, from_cli, from_api) in table.items():
+        got_cli = cli_options(captured, tokens)
+        got_api = api_options(captured, **{api_name(by_name[name]): value})
+        assert getattr(got_cli, name) == from_cli, name
+        assert getattr(got_api, name) == from_api, name
+        changed_cli = {f.name for f in fields(RunOptions) if getattr(got_cli, f.name) != getattr(cli_base, f.name)}
+        changed_api = {f.name for f in fields(RunOptions) if getattr(got_api, f.name) != getattr(api_base, f.name)}
+        assert changed_cli == {name} and changed_api == {name}, name
+
+
+def test_a_single_task_stops_at_once_on_the_command_line(captured):
+    assert main(["run", "-m", "mfcc", "-t", "LiteSpokenDigits", "--quiet"]) == 0
+    assert captured.pop().raise_error is True
+
+
+def test_the_data_folders_variables_are_read_by_the_fronts_only(tmp_path, captured, monkeypatch):
+    monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "lite"))
+    monkeypatch.setenv("MMAG_LITE_DIR", str(tmp_path / "mmag"))
+    for options in (cli_options(captured), api_options(captured)):
+        assert (options.lite_dir, options.mmag_lite_dir) == (tmp_path / "lite", tmp_path / "mmag")
+    assert api_options(captured, lite_dir=tmp_path / "mine").lite_dir == tmp_path / "mine"
+    # below the fronts nothing reads them: options built directly, and the run's context, go by what they are told
+    assert RunOptions(cache_dir=tmp_path / "c").lite_dir is None
+    assert RunContext(cache_dir=tmp_path / "c").variables() == {
+        "MAEB_LITE_DIR": str(tmp_path / "c" / "maeb-lite"),
+        "MMAG_LITE_DIR": str(tmp_path / "c" / "mmag-lite"),
+    }
+
+
+def test_a_run_parses_its_perturbation_and_window_once(tmp_path, tone_folder, monkeypatch):
+    """resolve() derives the chain and the window policy; the runner and its helpers read them
+    (before RunOptions, one run parsed the chain three times and the window policy more)."""
+    import maeb.perturb
+    import maeb.windows
+
+    from .test_cli import write_model, write_task
+
+    calls = {"chain": 0, "window": 0}
+    chain_parse, window_parse = maeb.perturb.Chain.parse.__func__, maeb.windows.parse
+
+    def count_chain(cls, specs):
+        calls["chain"] += 1
+        return chain_parse(cls, specs)
+
+    def count_window(text):
+        calls["window"] += 1
+        return window_parse(text)
+
+    monkeypatch.setattr(maeb.perturb.Chain, "parse", classmethod(count_chain))
+    monkeypatch.setattr(maeb.windows, "parse", count_window)
+    tasks = [write_task(tmp_path, tone_folder, name) for name in ("ToneA", "ToneB")]
+    results = maeb.evaluate(
+        str(write_model(tmp_path)), [str(t) for t in tasks], cache_dir=tmp_path / "cache", progress=False, perturb="gain:db=-6"
+    )
+    assert [r.task for r in results] == ["ToneA", "ToneB"] and results[0].info["perturbation"]
+    assert calls == {"chain": 1, "window": 1}
