@@ -94,6 +94,15 @@ def _half_width(orig: int, new: int) -> int:
     return math.ceil(LOWPASS_FILTER_WIDTH * orig / (min(orig, new) * ROLLOFF))
 
 
+def _phase_grid(new: int, like: str) -> tuple[torch.dtype, torch.Tensor]:
+    """The kernel's dtype and its phase grid, as torchaudio builds them."""
+    if like == "functional":  # everything in the waveform's dtype
+        return torch.float32, torch.arange(0, -new, -1, dtype=torch.float32) / new
+    # the Resample module asks for no dtype: the tap grid is float64, but the phase grid is an integer
+    # arange divided by an int, which torch returns in the default dtype (float32) before promotion
+    return torch.float64, (torch.arange(0, -new, -1, dtype=torch.int64) / new).to(torch.float32).to(torch.float64)
+
+
 def _build_kernel(orig: int, new: int, like: str) -> tuple[torch.Tensor, int]:
     """The (new, 1, 2 * width + orig) float32 polyphase bank for reduced rates, plus ``width``.
 
@@ -103,15 +112,7 @@ def _build_kernel(orig: int, new: int, like: str) -> tuple[torch.Tensor, int]:
     lw = LOWPASS_FILTER_WIDTH
     base = min(orig, new) * ROLLOFF
     width = _half_width(orig, new)
-    if like == "functional":
-        # everything in the waveform's dtype
-        dtype = torch.float32
-        phases = torch.arange(0, -new, -1, dtype=dtype) / new
-    else:
-        # the Resample module asks for no dtype: the tap grid is float64, but the phase grid is an integer
-        # arange divided by an int, which torch returns in the default dtype (float32) before promotion
-        dtype = torch.float64
-        phases = (torch.arange(0, -new, -1, dtype=torch.int64) / new).to(torch.float32).to(dtype)
+    dtype, phases = _phase_grid(new, like)
     taps = torch.arange(-width, width + orig, dtype=dtype) / orig
     t = (phases[:, None] + taps[None, :]) * base
     t = t.clamp(-lw, lw)
@@ -127,12 +128,7 @@ def _kernel_values(orig: int, new: int, like: str, phase: np.ndarray, tap: np.nd
     shape alike), computed element by element as ``_build_kernel`` computes the whole bank."""
     lw = LOWPASS_FILTER_WIDTH
     base = min(orig, new) * ROLLOFF
-    if like == "functional":
-        dtype = torch.float32
-        phases = torch.arange(0, -new, -1, dtype=dtype) / new
-    else:
-        dtype = torch.float64
-        phases = (torch.arange(0, -new, -1, dtype=torch.int64) / new).to(torch.float32).to(dtype)
+    dtype, phases = _phase_grid(new, like)
     taps = torch.from_numpy(np.ascontiguousarray(tap, dtype=np.int64)).to(dtype) / orig
     t = (phases[torch.from_numpy(np.ascontiguousarray(phase, dtype=np.int64))] + taps) * base
     t = t.clamp(-lw, lw)

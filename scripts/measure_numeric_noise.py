@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from maeb.lite.runner import MODELS
+
 CONFIGS = {
     "native": {},
     "openblas-Haswell": {"OPENBLAS_CORETYPE": "Haswell"},
@@ -30,13 +32,6 @@ CONFIGS = {
     "ct2-avx2": {"CT2_FORCE_CPU_ISA": "AVX2"},
     "torch-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
 }
-MODELS = [
-    "maeb/mfcc-stats",
-    "google/speech-embedding",
-    "resemble-ai/resemblyzer",
-    "openai/whisper-tiny.en-clipwindow",
-    "maeb/whisper-tiny.en-minilm-transcript-clipwindow",
-]
 TASKS = ["LiteSpokenDigits", "LiteSoundEvents", "LiteInstrumentFamily", "LiteLanguageID"]
 
 
