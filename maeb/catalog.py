@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 
-from .encoders import FAMILIES, SIMILARITIES, ModelMeta
+from .encoders import FAMILY_REGISTRY, SIMILARITIES, ModelMeta
 from .errors import SpecError, UnknownName, check_keys
 from .spec import TaskSpec, load_spec
 
@@ -69,8 +69,8 @@ def parse_model(raw: dict, where: str) -> ModelMeta:
     for required in ("name", "family", "revision"):
         if required not in raw:
             raise SpecError(f"{where}: model entry needs {required!r}")
-    if raw["family"] not in FAMILIES and ":" not in raw["family"]:
-        check_keys(f"{where}: family", {raw["family"]: None}, set(FAMILIES))
+    if raw["family"] not in FAMILY_REGISTRY and ":" not in raw["family"]:
+        check_keys(f"{where}: family", {raw["family"]: None}, set(FAMILY_REGISTRY))
     if raw.get("similarity", "cosine") not in SIMILARITIES:
         check_keys(f"{where}: similarity", {raw["similarity"]: None}, set(SIMILARITIES))
     values = dict(raw)

