@@ -5,7 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hf import SOFTWARE, UNSET, _batch_order, _dtype, _dtype_name, _pick, _rules, _seconds, _source
+from .base import (
+    SOFTWARE,
+    UNSET,
+    AudioEncoderBase,
+    TextEncoderBase,
+    as_seconds,
+    batch_order,
+    dtype_name,
+    model_source,
+    pick,
+    protocol_rules,
+    torch_dtype,
+)
 
 
 def _last_token(hidden, mask) -> np.ndarray:
@@ -15,7 +27,7 @@ def _last_token(hidden, mask) -> np.ndarray:
     return rows.float().cpu().numpy()
 
 
-class Qwen2AudioEncoder:
+class Qwen2AudioEncoder(AudioEncoderBase, TextEncoderBase):
     batching = "padded"
     min_samples = 0
     software = SOFTWARE
@@ -23,16 +35,16 @@ class Qwen2AudioEncoder:
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, dtype=UNSET, protocol=None):
         from transformers import AutoProcessor, Qwen2AudioForConditionalGeneration
 
-        rules = _rules(protocol, "hf-qwen2-audio")
-        source, revision = _source(meta, path)
+        rules = protocol_rules(protocol, "hf-qwen2-audio")
+        source, revision = model_source(meta, path)
         self.processor = AutoProcessor.from_pretrained(source, revision=revision)
-        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "bfloat16"))
-        self.model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=torch_dtype)
+        weights_dtype = torch_dtype(pick(dtype, rules, "dtype", "bfloat16"))
+        self.model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=weights_dtype)
         self.model = self.model.to(device).eval()
         self.sample_rate = self.processor.feature_extractor.sampling_rate
-        self.max_seconds = float(_pick(max_seconds, rules, "max_seconds", 30.0))
-        self.batch_order = _batch_order(rules, self.batching)
-        self.device, self.dtype = device, _dtype_name(self.model)
+        self.max_seconds = float(pick(max_seconds, rules, "max_seconds", 30.0))
+        self.batch_order = batch_order(rules, self.batching)
+        self.device, self.dtype = device, dtype_name(self.model)
 
     def config(self):
         return {
@@ -70,7 +82,7 @@ class Qwen2AudioEncoder:
         return self._forward(**self.processor(text=list(texts), return_tensors="pt", padding=True))
 
 
-class OmniEmbeddingEncoder:
+class OmniEmbeddingEncoder(AudioEncoderBase, TextEncoderBase):
     """LCO-Embedding-Omni (a Qwen2.5-Omni thinker): chat prompt "<clip or text> Summarize the above
     audio|text in one word:", last token of the last layer, L2-normalised, bf16, up to 300 s
     (mteb 2.26; the MAEB-introduction code cut at 10 s and did not normalise)."""
@@ -93,25 +105,25 @@ class OmniEmbeddingEncoder:
     ):
         from transformers import Qwen2_5OmniThinkerForConditionalGeneration
 
-        rules = _rules(protocol, "hf-omni-embedding")
-        dtype = _pick(dtype, rules, "dtype", "bfloat16")
-        source, revision = _source(meta, path)
+        rules = protocol_rules(protocol, "hf-omni-embedding")
+        dtype = pick(dtype, rules, "dtype", "bfloat16")
+        source, revision = model_source(meta, path)
         if processor is None:  # needs the vision processors too (pillow, torchvision)
             from transformers import Qwen2_5OmniProcessor
 
             processor = Qwen2_5OmniProcessor.from_pretrained(source, revision=revision)
         self.processor = processor
         self.processor.tokenizer.padding_side = "left"
-        model = Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+        model = Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(source, revision=revision, dtype=torch_dtype(dtype))
         self.model = model.to(device).eval()
         # only hidden states are used: run the language-model head on the last position alone
         self.model.lm_head.register_forward_pre_hook(lambda _module, args: (args[0][:, -1:, :],))
         self.sample_rate = self.processor.feature_extractor.sampling_rate
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 300.0))
-        self.l2 = bool(_pick(l2, rules, "l2", True))
-        self.text_max_tokens = _pick(text_max_tokens, rules, "text_max_tokens", 300)
-        self.batch_order = _batch_order(rules, self.batching)
-        self.device, self.dtype = device, _dtype_name(self.model)
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", 300.0))
+        self.l2 = bool(pick(l2, rules, "l2", True))
+        self.text_max_tokens = pick(text_max_tokens, rules, "text_max_tokens", 300)
+        self.batch_order = batch_order(rules, self.batching)
+        self.device, self.dtype = device, dtype_name(self.model)
 
     def config(self):
         return {

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ModelError
 from . import require
-from .hf import UNSET, _pick, _rules, _seconds, _torch
+from .base import UNSET, AudioEncoderBase, as_seconds, import_torch, pick, protocol_rules
 
 SOFTWARE = ("torch", "torch-vggish-yamnet")
 
@@ -32,7 +32,7 @@ SOFTWARE = ("torch", "torch-vggish-yamnet")
 def audioset_log_mel(audio, log_offset: float):
     """Log-mel spectrogram [frames, 64] of 16 kHz audio as the official AudioSet code computes
     it (mel_features.py), operation by operation as mteb 2.26.24 does, in audio's dtype."""
-    torch = _torch()
+    torch = import_torch()
     frames = audio.unfold(-1, 400, 160)  # 25 ms windows, 10 ms hop, no centring
     window = torch.hann_window(400, periodic=True, dtype=audio.dtype)
     magnitude = torch.fft.rfft(frames * window, n=512).abs()
@@ -58,7 +58,7 @@ def _peak_normalise(audio):
 def _load_package_model(module: str, family: str, build, path):
     """The package's model with random weights replaced by a local state dict (`path`), or its
     own download of the published weights."""
-    torch = _torch()
+    torch = import_torch()
     package = require(f"torch_vggish_yamnet.{module}", family, "torch-vggish-yamnet")
     if path:
         model = build(package, pretrained=False)
@@ -67,7 +67,7 @@ def _load_package_model(module: str, family: str, build, path):
     return package, build(package, pretrained=True)
 
 
-class _AudioSetCNN:
+class _AudioSetCNN(AudioEncoderBase):
     sample_rate = 16000
     min_samples = 0
     batching = "padded"  # one clip at a time inside embed_audio
@@ -75,15 +75,15 @@ class _AudioSetCNN:
     family = ""
 
     def _setup(self, rules, max_seconds, front_end, pad, default_pad, package):
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
-        self.front_end = _pick(front_end, rules, "front_end", "audioset-log-mel")
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))
+        self.front_end = pick(front_end, rules, "front_end", "audioset-log-mel")
         if self.front_end not in ("audioset-log-mel", "waveform-to-input"):
             raise ValueError(f"front_end must be audioset-log-mel or waveform-to-input, not {self.front_end!r}")
-        self.pad = _pick(pad, rules, "pad", default_pad)
+        self.pad = pick(pad, rules, "pad", default_pad)
         self.converter = package.WaveformToInput() if self.front_end == "waveform-to-input" else None
 
     def _prepare(self, clip):
-        torch = _torch()
+        torch = import_torch()
         audio = _peak_normalise(torch.as_tensor(np.asarray(clip, dtype=np.float32)).reshape(-1))
         return torch.nn.functional.pad(audio, (0, max(0, self._padded_length(audio.shape[-1]) - audio.shape[-1])))
 
@@ -100,7 +100,7 @@ class _AudioSetCNN:
         return x
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         out = []
         with torch.inference_mode():
             for clip in clips:
@@ -115,7 +115,7 @@ class YAMNetEncoder(_AudioSetCNN):
         package, model = _load_package_model("yamnet", "yamnet", lambda p, pretrained: p.yamnet(pretrained=pretrained), path)
         self.model = model.to(device).eval()
         self.device = device
-        self._setup(_rules(protocol, "yamnet"), max_seconds, front_end, pad, "patch-hops", package)
+        self._setup(protocol_rules(protocol, "yamnet"), max_seconds, front_end, pad, "patch-hops", package)
 
     def config(self):
         return {"pooling": "mean-over-patches", "front_end": self.front_end, "pad": self.pad, "max_seconds": self.max_seconds}
@@ -145,11 +145,11 @@ class VGGishEncoder(_AudioSetCNN):
     def __init__(
         self, meta, device="cpu", path=None, max_seconds=UNSET, front_end=UNSET, pad=UNSET, final_relu=UNSET, protocol=None
     ):
-        rules = _rules(protocol, "vggish")
+        rules = protocol_rules(protocol, "vggish")
         package, model = _load_package_model(
             "vggish", "vggish", lambda p, pretrained: p.get_vggish(with_classifier=False, pretrained=pretrained), path
         )
-        self.final_relu = bool(_pick(final_relu, rules, "final_relu", False))
+        self.final_relu = bool(pick(final_relu, rules, "final_relu", False))
         if not self.final_relu:  # the official embedding layer has no activation
             model.embeddings = model.embeddings[:-1]
         self.model = model.to(device).eval()
@@ -177,7 +177,7 @@ class VGGishEncoder(_AudioSetCNN):
         return embedding.float().cpu().numpy()
 
 
-class CNN14Encoder:
+class CNN14Encoder(AudioEncoderBase):
     """speechbrain/cnn14-esc50 through SpeechBrain's AudioClassifier (hyperparams.yaml of the hub
     repo or of a local folder given as `path`)."""
 
@@ -187,7 +187,7 @@ class CNN14Encoder:
     def __init__(
         self, meta, device="cpu", path=None, sample_rate=UNSET, max_seconds=UNSET, batching=UNSET, front_end=UNSET, protocol=None
     ):
-        rules = _rules(protocol, "sb-cnn14")
+        rules = protocol_rules(protocol, "sb-cnn14")
         require("speechbrain", "sb-cnn14")
         from speechbrain.inference.classifiers import AudioClassifier
 
@@ -204,11 +204,11 @@ class CNN14Encoder:
         self.model = AudioClassifier.from_hparams(
             source=path or meta.name, savedir=tempfile.mkdtemp(prefix="maeb_cnn14_"), run_opts={"device": device}, **kwargs
         )
-        self.sample_rate = int(_pick(sample_rate, rules, "sample_rate", 44100))
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
-        mode = _pick(batching, rules, "batching", "single")
+        self.sample_rate = int(pick(sample_rate, rules, "sample_rate", 44100))
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))
+        mode = pick(batching, rules, "batching", "single")
         self.batching = "same_length" if mode == "single" else mode
-        self.front_end = _pick(front_end, rules, "front_end", "stft-fbank")
+        self.front_end = pick(front_end, rules, "front_end", "stft-fbank")
         if self.front_end == "compute-features" and not hasattr(self.model.mods, "compute_features"):
             raise ModelError(f"model {meta.name!r}: its hyperparams define no compute_features (front_end 'compute-features')")
         self.device = device
@@ -227,7 +227,7 @@ class CNN14Encoder:
         return embeddings.mean(dim=1) if embeddings.dim() > 2 else embeddings
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         wavs = [torch.as_tensor(np.asarray(c, dtype=np.float32)) for c in clips]
         with torch.inference_mode():
             if self.front_end == "compute-features":  # the MAEB-introduction code: a zero-padded batch

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.fft import dct
 
+from .base import AudioEncoderBase
+
 
 def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int, fmin: float = 0.0, fmax: float | None = None) -> np.ndarray:
     """Triangular filters on the HTK mel scale, each with unit area (Slaney-style normalisation)."""
@@ -30,7 +32,7 @@ def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int, fmin: float = 0.0,
     return (weights * (2.0 / (upper - lower))).astype(np.float32)
 
 
-class MFCCStats:
+class MFCCStats(AudioEncoderBase):
     sample_rate = 16000
     batching = "padded"
     min_samples = 400

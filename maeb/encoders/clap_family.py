@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import require
-from .hf import UNSET, _pick, _rules, _seconds, _torch
+from .base import UNSET, AudioEncoderBase, TextEncoderBase, as_seconds, import_torch, pick, protocol_rules
 
 
 def _unit(x) -> np.ndarray:
@@ -31,14 +31,14 @@ def _unit(x) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
-class MSClapEncoder:
+class MSClapEncoder(AudioEncoderBase, TextEncoderBase):
     min_samples = 0
     batching = "padded"  # msclap reads each file alone and pads it to its duration
     software = ("torch", "msclap", "transformers", "soundfile")
 
     def __init__(self, meta, device="cpu", path=None, sample_rate=UNSET, max_seconds=UNSET, protocol=None):
         msclap = require("msclap", "msclap")
-        rules = _rules(protocol, "msclap")
+        rules = protocol_rules(protocol, "msclap")
         self.version = "2022" if "2022" in meta.name else "2023"
         if not path:
             from huggingface_hub import hf_hub_download
@@ -47,10 +47,10 @@ class MSClapEncoder:
         self.model = msclap.CLAP(model_fp=path, version=self.version, use_cuda=str(device).startswith("cuda"))
         self.model.clap = self.model.clap.to(device)
         self.tokenizer = self.model.tokenizer
-        rate = _pick(sample_rate, rules, "sample_rate", "model")
+        rate = pick(sample_rate, rules, "sample_rate", "model")
         self.sample_rate = int(self.model.args.sampling_rate) if rate == "model" else int(rate)
-        cap = _pick(max_seconds, rules, "max_seconds", "model-duration")
-        self.max_seconds = float(self.model.args.duration) if cap == "model-duration" else _seconds(cap)
+        cap = pick(max_seconds, rules, "max_seconds", "model-duration")
+        self.max_seconds = float(self.model.args.duration) if cap == "model-duration" else as_seconds(cap)
         self.wav_subtype = rules.get("wav_subtype", "FLOAT")
         self.text_rule = rules.get("text", "2.26")
         self.device = device
@@ -68,7 +68,7 @@ class MSClapEncoder:
     def embed_audio(self, clips):
         import soundfile as sf
 
-        torch = _torch()
+        torch = import_torch()
         files = []
         try:
             for clip in clips:
@@ -84,7 +84,7 @@ class MSClapEncoder:
         return _unit(vectors.float().cpu().numpy())
 
     def embed_text(self, texts):
-        torch = _torch()
+        torch = import_torch()
         texts = list(texts)
         if self.text_rule == "a79":
             features = self.tokenizer(
@@ -105,7 +105,7 @@ class MSClapEncoder:
         return _unit(vectors.float().cpu().numpy())
 
 
-class Wav2ClipEncoder:
+class Wav2ClipEncoder(AudioEncoderBase, TextEncoderBase):
     sample_rate = 16000
     min_samples = 0
     software = ("torch", "wav2clip", "librosa", "transformers")
@@ -113,8 +113,8 @@ class Wav2ClipEncoder:
 
     def __init__(self, meta, device="cpu", path=None, text_path=None, max_seconds=UNSET, batching=UNSET, protocol=None):
         wav2clip = require("wav2clip", "wav2clip")
-        torch = _torch()
-        rules = _rules(protocol, "wav2clip")
+        torch = import_torch()
+        rules = protocol_rules(protocol, "wav2clip")
         if path:  # the published checkpoint (Wav2CLIP.pt) as a local file
             from wav2clip.model.encoder import ResNetExtractor
 
@@ -124,9 +124,9 @@ class Wav2ClipEncoder:
             self.audio_model = wav2clip.get_model()
         self.audio_model = self.audio_model.to(device).eval()
         self._embed = wav2clip.embed_audio
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))
         # per clip (2.26) or one zero-padded batch per call (paper); the engine may group any lengths
-        self.per_clip = _pick(batching, rules, "batching", "single") != "padded"
+        self.per_clip = pick(batching, rules, "batching", "single") != "padded"
         self.batching = "padded"
         self.clip = self.tokenizer = None
         if "text" in meta.modalities:
@@ -153,7 +153,7 @@ class Wav2ClipEncoder:
         return _unit(np.concatenate([self._embed(np.asarray(c, dtype=np.float32)[None], self.audio_model) for c in clips]))
 
     def embed_text(self, texts):
-        torch = _torch()
+        torch = import_torch()
         tok = self.tokenizer(list(texts), return_tensors="pt", padding=True, truncation=True)
         with torch.inference_mode():
             out = self.clip.get_text_features(**{k: v.to(self.device) for k, v in tok.items()})
@@ -161,19 +161,19 @@ class Wav2ClipEncoder:
         return _unit(vectors.float().cpu().numpy())
 
 
-class MuQMuLanEncoder:
+class MuQMuLanEncoder(AudioEncoderBase, TextEncoderBase):
     sample_rate = 24000
     min_samples = 0
     software = ("torch", "muq")
 
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, batching=UNSET, protocol=None):
         muq = require("muq", "muq-mulan")
-        rules = _rules(protocol, "muq-mulan")
+        rules = protocol_rules(protocol, "muq-mulan")
         source, revision = (path, None) if path else (meta.name, meta.revision)
         kwargs = {"revision": revision} if revision else {}
         self.model = muq.MuQMuLan.from_pretrained(source, **kwargs).to(device).eval()
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
-        self.per_clip = _pick(batching, rules, "batching", "single") != "padded"
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))
+        self.per_clip = pick(batching, rules, "batching", "single") != "padded"
         self.batching = "padded"
         self.device = device
 
@@ -181,7 +181,7 @@ class MuQMuLanEncoder:
         return {"pooling": "muq-mulan", "per_clip": self.per_clip, "max_seconds": self.max_seconds}
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         with torch.inference_mode():
             if not self.per_clip:  # the MAEB-introduction code: one zero-padded batch
                 longest = max(len(c) for c in clips)
@@ -191,6 +191,6 @@ class MuQMuLanEncoder:
         return torch.cat(out).float().cpu().numpy()
 
     def embed_text(self, texts):
-        torch = _torch()
+        torch = import_torch()
         with torch.inference_mode():
             return self.model(texts=list(texts)).float().cpu().numpy()

