@@ -65,6 +65,7 @@ def catalog_dir(kind: str) -> Path:
 
 # -- models ---------------------------------------------------------------------------------
 def parse_model(raw: dict, where: str) -> ModelMeta:
+    """One [[model]] table as a ModelMeta; unknown keys, a missing name/family/revision or an unknown family fail naming `where`."""
     check_keys(where, raw, MODEL_FIELDS)
     for required in ("name", "family", "revision"):
         if required not in raw:
@@ -81,6 +82,7 @@ def parse_model(raw: dict, where: str) -> ModelMeta:
 
 
 def read_model_file(path: Path) -> list[ModelMeta]:
+    """The model entries of one TOML file ([[model]] tables, or one bare table)."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:  # a file that is not UTF-8 too
@@ -103,6 +105,7 @@ def models() -> dict[str, ModelMeta]:
 
 
 def find_model(name: str) -> ModelMeta:
+    """A model by name, short name or alias in the registry, by a .toml file of one entry, or "openai:NAME"."""
     if name.endswith(".toml") and Path(name).is_file():
         entries = read_model_file(Path(name))
         if len(entries) != 1:
@@ -160,6 +163,7 @@ def task_files() -> dict[str, Path]:
 
 
 def task_names() -> list[str]:
+    """The names of every registered task, sorted."""
     return sorted({load_spec_cached(p).name for p in task_files().values()})
 
 
@@ -169,6 +173,7 @@ def load_spec_cached(path: Path) -> TaskSpec:
 
 
 def find_task(name: str) -> TaskSpec:
+    """A task spec by registered name (any case) or by spec file path."""
     if name.endswith((".toml", ".json")) and Path(name).is_file():
         return load_spec(name)
     files = task_files()
@@ -185,6 +190,8 @@ def find_task(name: str) -> TaskSpec:
 # -- benchmarks -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Benchmark:
+    """A named list of tasks (a [[benchmark]] of tasks/**/benchmarks.toml), with per-task subsets."""
+
     name: str
     tasks: tuple[str, ...]
     aliases: tuple[str, ...] = ()
@@ -220,6 +227,7 @@ def _read_benchmarks(path: Path) -> dict[str, Benchmark]:
 
 
 def find_benchmark(name: str) -> Benchmark:
+    """A benchmark by name or alias, any case."""
     for bench in benchmarks().values():
         if name.lower() in {bench.name.lower(), *(a.lower() for a in bench.aliases)}:
             return bench
@@ -228,6 +236,7 @@ def find_benchmark(name: str) -> Benchmark:
 
 
 def benchmark_specs(bench: Benchmark) -> list[TaskSpec]:
+    """The task specs of a benchmark, each restricted to the benchmark's subsets where it names some."""
     specs = []
     for task in bench.tasks:
         spec = find_task(task)

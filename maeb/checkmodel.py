@@ -24,8 +24,10 @@ import inspect
 import math
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +40,7 @@ BATCH_COSINE = 0.999
 # options that are not settings (objects, weights locations) or whose values are free text
 _NOT_PROBED = {"meta", "device", "protocol", "path", "text_path", "weights_path", "checkpoint", "processor", "model", "self"}
 # alternative values for string options: the first one that differs from the current value is tried
-_ALTERNATIVES = {
+_ALTERNATIVES: dict[str, list[Any]] = {
     "dtype": ["bfloat16", "float32"],
     "batching": ["padded", "single"],
     "frames": ["conv", "ratio"],
@@ -58,15 +60,19 @@ FREQS = {"low": 220.0, "mid": 880.0, "high": 3520.0}
 
 @dataclass
 class Report:
-    out: object = print
+    """The lines of one check-model run: (status, check, detail), each printed through `out` as added."""
+
+    out: Callable[[str], object] = print
     lines: list[tuple[str, str, str]] = field(default_factory=list)  # (status, check, detail)
 
     def add(self, status: str, check: str, detail: str) -> None:
+        """Record and print one check's line."""
         self.lines.append((status, check, detail))
         self.out(f"{status:4}  {check}: {detail}")
 
     @property
     def failed(self) -> list[tuple[str, str, str]]:
+        """The lines whose status is FAIL."""
         return [line for line in self.lines if line[0] == "FAIL"]
 
 
@@ -97,12 +103,15 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def engine_batches(encoder, clips: list[np.ndarray]) -> list[list[int]]:
+    """How the engine would batch these clips for this encoder (maeb.audio.plan_batches, batch size 16)."""
     from .audio import plan_batches
 
     return plan_batches([len(c) for c in clips], 16, encoder.batching)
 
 
 def check_vectors(report: Report, name: str, vectors, n: int, dim: int | None) -> bool:
+    """Vectors have shape (n, dim), are float32, finite and not all equal; reports the problems and
+    returns whether there were none."""
     vectors = np.asarray(vectors)
     problems = []
     if vectors.ndim != 2 or vectors.shape[0] != n:
@@ -123,6 +132,7 @@ def check_vectors(report: Report, name: str, vectors, n: int, dim: int | None) -
 
 
 def check_audio(report: Report, encoder, dim: int | None) -> None:
+    """The audio side on synthetic tones: vectors, two calls equal, batched equal to one clip at a time."""
     clips = tones(encoder)
     started = time.perf_counter()
     first = encoder.embed_audio(clips)
@@ -152,6 +162,7 @@ def check_audio(report: Report, encoder, dim: int | None) -> None:
 
 
 def check_text(report: Report, encoder, dim: int | None) -> None:
+    """The text side: vectors, two calls equal, a padded batch equal (cosine) to one text at a time."""
     texts = ["a low tone", "the sound of rain at 880 hz", "a high tone at 3520 hz", "dog"]
     first = encoder.embed_text(texts)
     if not check_vectors(report, "text vectors", first, len(texts), dim):
@@ -211,6 +222,7 @@ def probed_options(meta: ModelMeta, encoder) -> list[tuple[str, object, object]]
 
 
 def check_config(report: Report, meta: ModelMeta, encoder, options: dict, device: str, protocol: str | None) -> None:
+    """Each probed option, set to another value, changes config() (so the cache key follows it)."""
     base = encoder.config()
     for name, current, probe in probed_options(meta, encoder):
         if probe is None:
@@ -308,6 +320,7 @@ def task_specs(folder: Path, mixtures: Path, text: bool, audio: bool) -> list:
 
 
 def check_tasks(report: Report, meta: ModelMeta, encoder, options: dict, device: str, protocol: str | None, work: Path) -> None:
+    """Runs the task types the model's sides support on small tone folders; each score must be finite in [0, 1]."""
     from .mock import write_tone_folder
     from .options import RunOptions, resolve
     from .protocols import DEFAULT_PROTOCOL, get_protocol
@@ -353,6 +366,7 @@ def check_model(
     tasks: bool = True,
     out=print,
 ) -> Report:
+    """Load a model (or its tiny random variant) and run every check on it; prints one line per check and returns the Report."""
     report = Report(out=out)
     with tempfile.TemporaryDirectory(prefix="maeb-check-") as tmp:
         work = Path(tmp)

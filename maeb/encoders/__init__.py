@@ -37,16 +37,22 @@ class AudioEncoder(Protocol):
     min_samples: int  # optional (default 0): shorter clips are zero-padded to it
     batching: str  # "padded" | "same_length" | "single", see maeb.audio.plan_batches
 
-    def embed_audio(self, clips: list[np.ndarray]) -> np.ndarray: ...
+    def embed_audio(self, clips: list[np.ndarray]) -> np.ndarray:
+        """One float32 vector per clip, as an (n, d) array (clips: mono float32 at sample_rate)."""
 
-    def config(self) -> dict: ...
+    def config(self) -> dict:
+        """Everything that changes the outputs, as plain values (it keys the cache)."""
 
 
 @runtime_checkable
 class TextEncoder(Protocol):
-    def embed_text(self, texts: list[str]) -> np.ndarray: ...
+    """What the engine asks of a model's text side: one vector per text, in the audio side's space."""
 
-    def config(self) -> dict: ...
+    def embed_text(self, texts: list[str]) -> np.ndarray:
+        """One float32 vector per text, as an (n, d) array."""
+
+    def config(self) -> dict:
+        """Everything that changes the outputs, as plain values (it keys the cache)."""
 
 
 @runtime_checkable
@@ -57,9 +63,11 @@ class TextGenerator(Protocol):
     max_seconds: float | None
     batching: str
 
-    def generate(self, clips: list[np.ndarray], prompts: list[str], settings: dict) -> list[str]: ...
+    def generate(self, clips: list[np.ndarray], prompts: list[str], settings: dict) -> list[str]:
+        """One text per (clip, prompt) pair, with the task's decoding settings."""
 
-    def config(self) -> dict: ...
+    def config(self) -> dict:
+        """Everything that changes the outputs, as plain values (it keys the cache)."""
 
 
 @runtime_checkable
@@ -70,9 +78,11 @@ class AudioSynthesizer(Protocol):
 
     sample_rate: int
 
-    def synthesize(self, requests: list) -> list[np.ndarray]: ...
+    def synthesize(self, requests: list) -> list[np.ndarray]:
+        """One mono float32 clip at sample_rate per request."""
 
-    def config(self) -> dict: ...
+    def config(self) -> dict:
+        """Everything that changes the outputs, as plain values (it keys the cache)."""
 
 
 @runtime_checkable
@@ -86,7 +96,8 @@ class FrameEncoder(Protocol):
     `frames_version` (optional, default 1) names the frame computation: cached frames are keyed
     by it besides the encoder's identity, so a change to embed_frames alone bumps it."""
 
-    def embed_frames(self, clips: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]: ...
+    def embed_frames(self, clips: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per clip, its (T, D) frame vectors and their (T,) centre times in seconds."""
 
 
 # The one registry of model sides: the method that declares a side, its protocol, and the
@@ -246,6 +257,7 @@ class ModelMeta:
 
     @property
     def folder(self) -> str:
+        """The model's folder name in mteb's results layout ("org__name")."""
         return self.name.replace("/", "__")
 
     def to_mteb(self, options: dict | None = None, experiment: dict | None = None) -> dict:
@@ -399,6 +411,7 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
 
     factory = resolve_factory(meta.family)
     options = {**meta.options, **overrides}
+    accepts: Mapping[str, inspect.Parameter]
     try:
         accepts = inspect.signature(factory).parameters
     except (TypeError, ValueError):
@@ -489,6 +502,7 @@ def precision_options(meta: ModelMeta, precision: str | None, device: str, overr
     if precision not in PRECISIONS:
         raise ModelError(f"unknown precision {precision!r}; known: {', '.join(PRECISIONS)}")
     dtype = PRECISIONS[precision]
+    accepts: Mapping[str, inspect.Parameter]
     try:
         accepts = inspect.signature(resolve_factory(meta.family)).parameters
     except (TypeError, ValueError):
@@ -572,14 +586,16 @@ def check_encoder(meta: ModelMeta, encoder) -> None:
     if not callable(encoder.config):
         raise ModelError(f"model {meta.name!r}: {cls}.config must be a method returning what changes its outputs")
     check_config(meta, cls, encoder.config())
-    members = {m for method in sides for m in SIDES[method][1]}
-    if "sample_rate" in members:
-        if "batching" in members and encoder.batching not in BATCHING_MODES:
+    needed = {m for method in sides for m in SIDES[method][1]}
+    if "sample_rate" in needed:
+        if "batching" in needed and encoder.batching not in BATCHING_MODES:
             raise ModelError(f"model {meta.name!r}: batching {encoder.batching!r} is not one of {', '.join(BATCHING_MODES)}")
         if not isinstance(encoder.sample_rate, int) or isinstance(encoder.sample_rate, bool) or encoder.sample_rate <= 0:
             raise ModelError(f"model {meta.name!r}: sample_rate must be a positive integer, got {encoder.sample_rate!r}")
         limit = getattr(encoder, "max_seconds", None)
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not 0 < limit < math.inf):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not 0 < float(limit) < math.inf
+        ):
             raise ModelError(f"model {meta.name!r}: max_seconds must be a positive, finite number or None, got {limit!r}")
         min_samples = getattr(encoder, "min_samples", 0)
         if not isinstance(min_samples, (int, np.integer)) or min_samples < 0:
@@ -617,6 +633,7 @@ def check_config(meta: ModelMeta, cls: str, config, where: str = "config()") -> 
 
 
 def length_policy(encoder) -> LengthPolicy:
+    """The engine's length policy (rate, cap, minimum length) for an audio encoder."""
     return LengthPolicy(
         sample_rate=int(encoder.sample_rate),
         max_seconds=encoder.max_seconds,
@@ -625,10 +642,12 @@ def length_policy(encoder) -> LengthPolicy:
 
 
 def has_text(encoder) -> bool:
+    """Whether the encoder has a text side (embed_text)."""
     return callable(getattr(encoder, "embed_text", None))
 
 
 def has_audio(encoder) -> bool:
+    """Whether the encoder embeds audio (embed_audio)."""
     return callable(getattr(encoder, "embed_audio", None))
 
 
@@ -638,10 +657,12 @@ def has_frames(encoder) -> bool:
 
 
 def has_generate(encoder) -> bool:
+    """Whether the model writes text for clips (TextGenerator.generate)."""
     return callable(getattr(encoder, "generate", None))
 
 
 def has_synthesize(encoder) -> bool:
+    """Whether the model makes audio from text (AudioSynthesizer.synthesize)."""
     return callable(getattr(encoder, "synthesize", None))
 
 

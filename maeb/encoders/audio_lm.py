@@ -28,6 +28,8 @@ def _last_token(hidden, mask) -> np.ndarray:
 
 
 class Qwen2AudioEncoder(AudioEncoderBase, TextEncoderBase):
+    """Qwen2-Audio as an encoder: the last layer at the last token of a prompt holding the clip or text (mteb's pooling)."""
+
     batching = "padded"
     min_samples = 0
     software = SOFTWARE

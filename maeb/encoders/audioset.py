@@ -109,6 +109,8 @@ class _AudioSetCNN(AudioEncoderBase):
 
 
 class YAMNetEncoder(_AudioSetCNN):
+    """YAMNet (torch-vggish-yamnet): mean of its per-patch embeddings over 0.96 s log-mel patches."""
+
     family = "yamnet"
 
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, front_end=UNSET, pad=UNSET, protocol=None):
@@ -140,6 +142,8 @@ class YAMNetEncoder(_AudioSetCNN):
 
 
 class VGGishEncoder(_AudioSetCNN):
+    """VGGish (torch-vggish-yamnet): mean of its per-example embeddings over 0.96 s log-mel examples."""
+
     family = "vggish"
 
     def __init__(

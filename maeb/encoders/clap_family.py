@@ -32,6 +32,8 @@ def _unit(x) -> np.ndarray:
 
 
 class MSClapEncoder(AudioEncoderBase, TextEncoderBase):
+    """Microsoft CLAP (msclap): audio and caption embeddings, L2-normalised, as mteb runs it."""
+
     min_samples = 0
     batching = "padded"  # msclap reads each file alone and pads it to its duration
     software = ("torch", "msclap", "transformers", "soundfile")
@@ -106,6 +108,8 @@ class MSClapEncoder(AudioEncoderBase, TextEncoderBase):
 
 
 class Wav2ClipEncoder(AudioEncoderBase, TextEncoderBase):
+    """Wav2CLIP: audio embeddings one clip at a time and CLIP ViT-B/32 text features, L2-normalised."""
+
     sample_rate = 16000
     min_samples = 0
     software = ("torch", "wav2clip", "librosa", "transformers")
@@ -162,6 +166,8 @@ class Wav2ClipEncoder(AudioEncoderBase, TextEncoderBase):
 
 
 class MuQMuLanEncoder(AudioEncoderBase, TextEncoderBase):
+    """MuQ-MuLan (muq): joint music and text embeddings at 24 kHz."""
+
     sample_rate = 24000
     min_samples = 0
     software = ("torch", "muq")

@@ -13,6 +13,7 @@ import base64
 import io
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -23,7 +24,7 @@ from .base import TextGeneratorBase, model_source, torch_dtype
 
 def _greedy(settings: dict) -> dict:
     temperature = float(settings.get("temperature", 0.0))
-    out = {"max_new_tokens": int(settings.get("max_new_tokens", 256))}
+    out: dict[str, Any] = {"max_new_tokens": int(settings.get("max_new_tokens", 256))}
     if temperature > 0:
         out.update(do_sample=True, temperature=temperature, top_p=float(settings.get("top_p", 1.0)))
     else:
@@ -32,6 +33,8 @@ def _greedy(settings: dict) -> dict:
 
 
 class Qwen2AudioGenerator(TextGeneratorBase):
+    """Qwen2-Audio (base or instruct) through transformers: one generated text per (clip, prompt)."""
+
     batching = "padded"
     min_samples = 0
 
@@ -78,6 +81,7 @@ class Qwen2AudioGenerator(TextGeneratorBase):
 
 
 def wav_base64(clip: np.ndarray, rate: int) -> str:
+    """A clip as a 16-bit WAV file, base64-encoded (what a chat endpoint takes as audio)."""
     buf = io.BytesIO()
     sf.write(buf, np.clip(clip, -1, 1), rate, format="WAV", subtype="PCM_16")
     return base64.b64encode(buf.getvalue()).decode()

@@ -35,6 +35,8 @@ _source = model_source
 
 
 class WhisperEncoder(AudioEncoderBase):
+    """Whisper's encoder: mean of the last layer over the frames that hold audio, clips padded to 30 s."""
+
     batching = "padded"  # every clip is padded to the 30 s window, so batch-mates do not matter
     min_samples = 0
     software = SOFTWARE
@@ -205,6 +207,8 @@ class SelfSupervisedEncoder(AudioEncoderBase):
 
 
 class ASTEncoder(AudioEncoderBase):
+    """Audio Spectrogram Transformer: the pooler output of a clip's fixed window (about 10 s)."""
+
     batching = "padded"  # the extractor pads every clip to 1024 frames
     min_samples = 401  # one 400-sample FFT window
     software = SOFTWARE
@@ -265,6 +269,8 @@ def _numpy_seed(seed: int = 0):
 
 
 class ClapEncoder(AudioEncoderBase, TextEncoderBase):
+    """transformers CLAP: projected audio and text features, L2-normalised, at the extractor's rate (48 kHz)."""
+
     batching = "padded"  # each clip is featurised alone to the fixed window
     min_samples = 0
     software = SOFTWARE

@@ -41,6 +41,7 @@ def _collate(rows):
 
 
 def wrapper_rate(model, default: int = 16000) -> int:
+    """The sampling rate a loaded mteb wrapper expects (read from it, its processor or its feature extractor), else `default`."""
     for holder in (model, getattr(model, "processor", None), getattr(model, "feature_extractor", None)):
         if holder is None:
             continue
@@ -56,6 +57,8 @@ def wrapper_rate(model, default: int = 16000) -> int:
 
 
 class MtebWrapperEncoder(AudioEncoderBase, TextEncoderBase):
+    """Any model of mteb's registry through mteb's own wrapper (family "mteb"; see the module docstring)."""
+
     min_samples = 0
     max_seconds = None  # the wrapper's own cap applies
     batching = "padded"  # the wrapper receives the batch as maeb groups it and batches as it likes

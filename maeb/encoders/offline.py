@@ -50,12 +50,14 @@ class CT2Whisper:
         self._tokenizer = None
 
     def features(self, clips):
+        """The 30 s log-mel windows of a batch of clips, and how many log-mel frames of each hold audio."""
         feats = self.extractor(
             clips, sampling_rate=WHISPER_RATE, return_tensors="np", padding="max_length", return_attention_mask=True
         )
         return feats.input_features.astype(np.float32), feats.attention_mask.sum(axis=1)
 
     def encode(self, features: np.ndarray) -> np.ndarray:
+        """The encoder's last-layer frames for a batch of log-mel windows, float32 on the host."""
         view = self.ct2.StorageView.from_array(np.ascontiguousarray(features))
         return np.asarray(self.model.encode(view, to_cpu=True), dtype=np.float32)
 
@@ -133,7 +135,7 @@ class CT2WhisperEncoder(AudioEncoderBase):
             out[idx] = pooled
         return out
 
-    def embed_frames(self, clips):
+    def embed_frames(self, clips: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The encoder frames that hold audio (those embed_audio pools), 20 ms apart: encoder
         frame k is centred on log-mel frame 2k, at k * 0.02 s (as maeb.encoders.hf.WhisperEncoder)."""
         feats, mask_frames = self.whisper.features(clips)

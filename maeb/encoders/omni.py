@@ -16,6 +16,8 @@ defaulting to what mteb uses on most MAEB audio tasks; config() records them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import require
@@ -46,6 +48,8 @@ def _l2(vectors) -> np.ndarray:
 
 
 class QwenOmniEncoder(AudioEncoderBase, TextEncoderBase):
+    """The Qwen2.5-Omni / Qwen3-Omni thinker: last token of the last layer, L2-normalised."""
+
     min_samples = 0
     software = SOFTWARE
 
@@ -117,7 +121,7 @@ class QwenOmniEncoder(AudioEncoderBase, TextEncoderBase):
 
 
 # per variant: how a clip is handed to SentenceTransformer.encode, and the prompts mteb uses
-ST_VARIANTS = {
+ST_VARIANTS: dict[str, dict[str, Any]] = {
     # mteb's SentenceTransformerEncoderWrapper: rows {"audio": {"array", "sampling_rate"}}; texts
     # of a text-only input capped at 512 tokens
     "e5-omni": {"audio_input": "dict", "text_max_tokens": 512, "audio_prompt": None, "text_prompt": "query"},

@@ -24,6 +24,8 @@ def _remote_model(meta, path, device):
 
 
 class HeAREncoder(AudioEncoderBase):
+    """HeAR (remote code): pooler output per 2 s window, one window per pass, mean over windows."""
+
     sample_rate = 16000
     max_seconds = None
     min_samples = 0
@@ -57,6 +59,8 @@ class HeAREncoder(AudioEncoderBase):
 
 
 class FusionEmbeddingEncoder(AudioEncoderBase, TextEncoderBase):
+    """fusion-embedding (remote code): its own embed_audio_batch and embed_text_batch."""
+
     sample_rate = 16000
     min_samples = 0
     software = SOFTWARE

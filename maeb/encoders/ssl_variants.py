@@ -43,6 +43,8 @@ def _stride(config) -> int:
 
 
 class SEWDEncoder(SelfSupervisedEncoder):
+    """SEW-D: SelfSupervisedEncoder cut at the checkpoint's position horizon, one clip at a time."""
+
     family = "hf-sew-d"
     defaults = {
         "max_seconds": "position-horizon",
