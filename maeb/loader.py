@@ -11,7 +11,6 @@ from .data import (
     RetrievalData,
     Table,
     UnknownSplit,
-    binary_labels,
     hub_configs,
     hub_snapshot,
     hub_split_names,
@@ -191,22 +190,23 @@ def snapshot_patterns(d: DataSpec) -> list[str]:
 
 
 def check_labels(table: Table, spec: TaskSpec, where: str) -> None:
-    """Blank label cells would become a class of their own (''): name the first such row."""
+    """Blank label cells would become a class of their own (''): name the first such row; then the
+    task type's own checks of the labels (TaskType.check_labels), before any clip is embedded."""
     column = spec.derive.get("label_column", spec.data.label_column) if spec.derive else spec.data.label_column
     derived = spec.derive.get("kind") in ("pairs", "same_label", "text_to_audio", "audio_to_text", "rerank")
-    if (not get_type(spec.type).LABELLED and not derived) or column not in table:
+    kind = get_type(spec.type)
+    if (not kind.LABELLED and not derived) or column not in table:
         return
     for i, value in enumerate(table[column]):
         blank = value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value)
-        if blank and spec.type != "multilabel":
+        if blank and not kind.BLANK_LABELS:
             audio = next((table[c][i] for c in spec.data.audio_columns if c in table), None)
             clip = f" (clip {audio.name})" if hasattr(audio, "name") else ""
             raise DataError(
                 f"{where}: {table.where_is(i)}{clip} has a blank {column!r}; fill it or drop such rows with "
                 f'[[transforms]] op = "filter", column = "{column}", drop_empty = true'
             )
-    if spec.type == "pair_classification" and not spec.derive:
-        binary_labels(table[column], f"{where} column {column!r}")  # before any clip is embedded
+    kind.check_labels(spec, table[column], f"{where} column {column!r}")
 
 
 def load_task(spec: TaskSpec, ctx: RunContext | None = None) -> dict[str, dict[str, Table | RetrievalData]]:
