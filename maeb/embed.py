@@ -16,7 +16,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 from .taskrecord import EmbedStats, TaskRecord
 from .windows import WindowedRef, WindowPolicy, embed_windowed, windowed_refs
+
+if TYPE_CHECKING:
+    from .perturbed import BabblePool
 
 MAX_BATCH_CLIPS = 1024  # clips per batch under --batch-seconds, however short they are
 
@@ -57,6 +60,8 @@ class Embedder:
     (maeb.generation, over the same decoding loop and cache), the run's judge, progress and
     notices (from the RunContext it is given), and the current task's record (maeb.taskrecord:
     begin_task starts one; label names the subset and split being evaluated)."""
+
+    babble_pool: BabblePool | None  # a perturbation's babble, drawn from the task's first clips
 
     def __init__(
         self,
@@ -103,9 +108,11 @@ class Embedder:
 
     @property
     def judge(self):
+        """The run's LLM judge, or None."""
         return self.ctx.judge
 
     def log(self, message: str) -> None:
+        """A line in the run's log."""
         self.ctx.log(message)
 
     def warn(self, message: str) -> None:
@@ -267,7 +274,7 @@ class Embedder:
         batches = []
         for start in range(0, len(usable), size):
             batch = usable[start : start + size]
-            tag = hashlib.blake2b("|".join(keys[i] for i in batch).encode(), digest_size=8).hexdigest()
+            tag = hashlib.blake2b("|".join(k for i in batch if (k := keys[i]) is not None).encode(), digest_size=8).hexdigest()
             for i in batch:
                 batch_keys[i] = f"{keys[i]}|batch:{tag}"
             batches.append(batch)
@@ -467,6 +474,7 @@ class Embedder:
 
     # -- text ----------------------------------------------------------------------------
     def text(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of the texts, from the cache or the model's text side."""
         if not has_text(self.encoder):
             raise ModelError(f"model {self.meta.name!r} has no text encoder; {self.context} needs one")
         keys = [text_key(t) for t in texts]
@@ -495,23 +503,28 @@ class Embedder:
         return generation.generate(self, self._perturbed(refs), prompts, settings)
 
     def begin_task(self, context: str = "") -> None:
+        """Start a new task record (counts, skips, touched keys) labelled `context`."""
         self.record = TaskRecord(context)
         self.babble_pool = None  # each task draws babble from its own clips
 
     @property
     def stats(self) -> EmbedStats:
+        """The current task's counts and timings."""
         return self.record.stats
 
     @property
     def touched(self) -> set[str]:
+        """Content keys of the clips the current task used."""
         return self.record.clips
 
     @property
     def touched_texts(self) -> set[str]:
+        """Keys of the texts the current task used."""
         return self.record.texts
 
     @property
     def context(self) -> str:
+        """The task, subset and split being evaluated (for messages)."""
         return self.record.context
 
     @context.setter
@@ -519,11 +532,14 @@ class Embedder:
         self.record.context = value
 
     def fingerprints(self) -> dict:
+        """Hashes of the task's input keys and vectors (TaskRecord.fingerprints)."""
         return self.record.fingerprints(self.cache)
 
     # -- evaluation progress ---------------------------------------------------------------
     def progress_iter(self, iterator, total: int, what: str):
+        """The iterator, with a progress bar of `total` steps."""
         return self.ctx.progress.iterate(iterator, f"{what} {self.context}", total=total)
 
     def progress(self, items: Iterable, what: str):
+        """The items, iterated with a progress bar labelled by the task and `what`."""
         return self.ctx.progress.iterate(list(items), f"evaluate {self.context} ({what})")

@@ -73,6 +73,7 @@ class FrameStore:
         return locked_call(self._lock, self._db, self.path, fn)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Frames]:
+        """The stored (frames, times) of these keys (absent keys left out); a bad checksum is a CacheError."""
         keys = list(dict.fromkeys(keys))
 
         def read(db):
@@ -94,6 +95,7 @@ class FrameStore:
         return self._run(read)
 
     def put_many(self, items: Mapping[str, Frames]) -> None:
+        """Store (frames, times) by key, replacing rows with the same key."""
         rows = []
         for key, (frames, times) in items.items():
             vec = np.ascontiguousarray(frames, dtype=np.float32).tobytes()
@@ -106,6 +108,7 @@ class FrameStore:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM frames").fetchone()[0])
 
     def close(self) -> None:
+        """Close the database."""
         with self._lock:
             self._db.close()
 

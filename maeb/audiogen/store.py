@@ -35,6 +35,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def file_name(request: SynthesisRequest, settings: dict) -> str:
+    """The WAV file name of a request: its key and a digest of the request and settings."""
     digest = hashlib.blake2b(
         (request.fingerprint() + json.dumps(settings, sort_keys=True, default=str)).encode(), digest_size=6
     ).hexdigest()
@@ -87,6 +88,7 @@ HASHES = "content_hashes.jsonl"  # not .json: result folders are read for .json 
 
 
 def digest(data: bytes) -> str:
+    """The BLAKE2b (16-byte) hex digest of the bytes."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
