@@ -2,7 +2,10 @@
 
 The embedder looks every clip up in the cache by content hash, embeds only what is missing
 (batched by length, decoded ahead in background threads), and writes each batch to the cache as
-soon as it is done. It keeps the timings that tell how busy the encoder was.
+soon as it is done. It keeps the timings that tell how busy the encoder was. That loop
+(Embedder.run with a Job, the model call timed by Embedder.call_model) is also how maeb.frames
+computes frame matrices and maeb.audiogen.store generated clips, so their counts and timings are
+the same quantities.
 
 Batches hold --batch-size clips, or with --batch-seconds as many clips as fit that much (padded)
 audio. A CUDA out-of-memory error halves the batch and retries it, and the smaller limit holds for

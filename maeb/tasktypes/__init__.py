@@ -128,7 +128,7 @@ def _outside(kind: str) -> TaskType:
 
 # What a task type may use of the `emb` it is given (maeb.embed.Embedder); tests/test_architecture.py
 # holds every type to it. The engine's own functions (maeb.frames.frame_embeddings,
-# maeb.audiogen.store) take `emb` whole.
+# maeb.audiogen.store) take `emb` whole and compute through its one loop (Embedder.run).
 SERVICES = {
     "audio": "audio(refs) -> (vectors (n, d) float32, usable mask): clips through the shared embedding cache",
     "text": "text(texts) -> vectors: the model's text side",
