@@ -175,7 +175,7 @@ class EmbeddingCache:
         checksum is a CacheError."""
         keys = list(dict.fromkeys(keys))
 
-        def read(db):
+        def read(db: sqlite3.Connection) -> dict[str, np.ndarray]:
             found: dict[str, np.ndarray] = {}
             for i in range(0, len(keys), _CHUNK):
                 chunk = keys[i : i + _CHUNK]
@@ -286,7 +286,7 @@ class EmbeddingCache:
         """Cached generations (predictions) by key."""
         keys = list(dict.fromkeys(keys))
 
-        def read(db):
+        def read(db: sqlite3.Connection) -> dict[str, str]:
             found: dict[str, str] = {}
             for i in range(0, len(keys), _CHUNK):
                 chunk = keys[i : i + _CHUNK]

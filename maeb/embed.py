@@ -2,7 +2,10 @@
 
 The embedder looks every clip up in the cache by content hash, embeds only what is missing
 (batched by length, decoded ahead in background threads), and writes each batch to the cache as
-soon as it is done. It keeps the timings that tell how busy the encoder was.
+soon as it is done. It keeps the timings that tell how busy the encoder was. That loop
+(Embedder.run with a Job, the model call timed by Embedder.call_model) is also how maeb.frames
+computes frame matrices and maeb.audiogen.store generated clips, so their counts and timings are
+the same quantities.
 
 Batches hold --batch-size clips, or with --batch-seconds as many clips as fit that much (padded)
 audio. A CUDA out-of-memory error halves the batch and retries it, and the smaller limit holds for
@@ -14,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,13 +29,33 @@ from .cache import EmbeddingCache, text_key
 from .context import RunContext
 from .device import OutOfMemory, free_device_memory, is_out_of_memory
 from .encoders import ModelMeta, has_audio, has_text, length_policy
-from .errors import AudioError, DataError, ModelError
+from .errors import AudioError, DataError, MaebError, ModelError
 from .progress import Progress
 from .protocols import DEFAULT_PROTOCOL, get_protocol
 from .taskrecord import EmbedStats, TaskRecord
 from .windows import WindowedRef, WindowPolicy, embed_windowed, windowed_refs
 
+if TYPE_CHECKING:
+    from .perturbed import BabblePool
+
 MAX_BATCH_CLIPS = 1024  # clips per batch under --batch-seconds, however short they are
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one use of the embedding loop (Embedder.run) computes: audio vectors here, frame
+    matrices (maeb.frames), generated clips (maeb.audiogen.store). A batch is a list of (item,
+    input): `call(inputs, items)` is the model on the batch (through Embedder.call_model, which
+    times it), `check(item, output)` one output as stored or None (skipped), `key(item)` the key
+    it is stored under, `put(values)` stores a finished batch, `seconds(inputs, values)` the
+    batch's audio seconds, and `counter` the task record's count of computed items."""
+
+    call: Callable[[list, list], Sequence]
+    check: Callable[[Any, Any], Any]
+    key: Callable[[Any], str]
+    put: Callable[[dict[str, Any]], None]
+    seconds: Callable[[list, Mapping[str, Any]], float]
+    counter: str = "clips_embedded"
 
 
 class Embedder:
@@ -39,6 +63,8 @@ class Embedder:
     (maeb.generation, over the same decoding loop and cache), the run's judge, progress and
     notices (from the RunContext it is given), and the current task's record (maeb.taskrecord:
     begin_task starts one; label names the subset and split being evaluated)."""
+
+    babble_pool: BabblePool | None  # a perturbation's babble, drawn from the task's first clips
 
     def __init__(
         self,
@@ -85,9 +111,11 @@ class Embedder:
 
     @property
     def judge(self):
+        """The run's LLM judge, or None."""
         return self.ctx.judge
 
     def log(self, message: str) -> None:
+        """A line in the run's log."""
         self.ctx.log(message)
 
     def warn(self, message: str) -> None:
@@ -118,24 +146,13 @@ class Embedder:
         """Vectors for the clips (zeros where a clip was skipped) and the mask of usable rows."""
         if self.policy is None:
             raise ModelError(f"model {self.meta.name!r} has no audio encoder; {self.context} needs one")
-        refs = self._perturbed(refs)
-        if self.window.windowed:
-            refs = windowed_refs(refs, self.window, self.policy.sample_rate, self.bad_clip)
-        keys: list[str | None] = []
-        for ref in refs:
-            try:
-                keys.append(ref.key)
-            except AudioError as exc:
-                self.bad_clip(ref, exc)
-                keys.append(None)
+        refs = self.prepared(refs)
+        keys = self.keys_of(refs, lambda ref: ref.key)
         batches = None
         if getattr(self.encoder, "batch_order", "length") == "call":
             keys, batches = self._call_batches(refs, keys)
         unique = {k: ref for k, ref in zip(keys, refs) if k is not None}
-        fresh = set(unique) - self.touched  # a clip used twice in a task (corpus and queries) counts once
-        self.touched.update(unique)
-        found = self.cache.get_many(unique)
-        self.stats.clips_cached += len(fresh & set(found))
+        found = self.cached(unique, {k: k for k in unique}, self.cache.get_many)
         if batches is not None:
             found.update(self._compute_call_batches(refs, keys, batches, found))
         missing = [ref for k, ref in unique.items() if k not in found and ref.name not in self.stats.skipped]
@@ -156,6 +173,35 @@ class Embedder:
                 f"{self.context}: all {len(refs)} clips were skipped as unusable ({reasons}); nothing is left to score"
             )
         return out, ok
+
+    def prepared(self, refs: Sequence[AudioRef]) -> Sequence[AudioRef]:
+        """The clips as the run embeds them: seen through the perturbation chain, and under a
+        window policy a long clip as a WindowedRef (maeb.windows)."""
+        refs = self._perturbed(refs)
+        if self.window.windowed:
+            refs = windowed_refs(refs, self.window, self.policy.sample_rate, self.bad_clip)
+        return refs
+
+    def keys_of(self, refs: Sequence[AudioRef], key: Callable[[AudioRef], str]) -> list[str | None]:
+        """Each clip's key (None for a clip that cannot be used, reported by bad_clip)."""
+        keys: list[str | None] = []
+        for ref in refs:
+            try:
+                keys.append(key(ref))
+            except AudioError as exc:
+                self.bad_clip(ref, exc)
+                keys.append(None)
+        return keys
+
+    def cached(self, unique: Mapping[str, AudioRef], content: Mapping[str, str], get_many: Callable) -> dict:
+        """What `get_many` (a cache's lookup) holds of the keys in `unique`; counts the clips
+        (by their content key, `content[key]`) first used in this task that came from the cache."""
+        contents = set(content.values())
+        fresh = contents - self.touched  # a clip used twice in a task (corpus and queries) counts once
+        self.touched.update(contents)
+        found = get_many(unique)
+        self.stats.clips_cached += len(fresh & {content[k] for k in found})
+        return found
 
     def _perturbed(self, refs: Sequence[AudioRef]) -> Sequence[AudioRef]:
         """The clips as the perturbation chain shows them (another content key each); unchanged
@@ -231,7 +277,7 @@ class Embedder:
         batches = []
         for start in range(0, len(usable), size):
             batch = usable[start : start + size]
-            tag = hashlib.blake2b("|".join(keys[i] for i in batch).encode(), digest_size=8).hexdigest()
+            tag = hashlib.blake2b("|".join(k for i in batch if (k := keys[i]) is not None).encode(), digest_size=8).hexdigest()
             for i in batch:
                 batch_keys[i] = f"{keys[i]}|batch:{tag}"
             batches.append(batch)
@@ -241,28 +287,91 @@ class Embedder:
         todo = [b for b in batches if any(keys[i] not in found for i in b)]
         if not todo:
             return {}
-        started = time.perf_counter()
-        done: dict[str, np.ndarray] = {}
-        for good in self.decoded(list(refs), "embed", todo):
-            if good:
-                clips = [clip for _, clip in good]
-                try:
-                    vectors, finite = self._forward(clips, [refs[i] for i, _ in good])
-                except OutOfMemory as exc:
-                    raise ModelError(
-                        f"model {self.meta.name!r} ran out of device memory on a batch of {len(clips)} clips in "
-                        f"{self.context}: this family's vectors depend on their batch-mates, so maeb keeps mteb's batches "
-                        f"of {self.call_batch_size} (protocol {self.protocol.name}) and does not split them; rerun with "
-                        f"--call-batch-size {max(1, len(clips) // 2)} (results go to the experiments folder) or on a "
-                        f"device with more memory ({exc})"
-                    ) from None
-                new = {keys[i]: v for (i, _), v, f in zip(good, vectors, finite) if f}
-                self.cache.put_many(new)
+
+        def call(clips: list[np.ndarray], batch: list[int]) -> list[tuple[np.ndarray, bool]]:
+            try:
+                return self._rows(*self._forward(clips, [refs[i] for i in batch]))
+            except OutOfMemory as exc:
+                raise ModelError(
+                    f"model {self.meta.name!r} ran out of device memory on a batch of {len(clips)} clips in "
+                    f"{self.context}: this family's vectors depend on their batch-mates, so maeb keeps mteb's batches "
+                    f"of {self.call_batch_size} (protocol {self.protocol.name}) and does not split them; rerun with "
+                    f"--call-batch-size {max(1, len(clips) // 2)} (results go to the experiments folder) or on a "
+                    f"device with more memory ({exc})"
+                ) from None
+
+        return self.run(self._vector_job(call, lambda i: keys[i], self.cache.put_many), self.decoded(list(refs), "embed", todo))
+
+    def _vector_job(self, call: Callable, key: Callable[[int], str], put: Callable) -> Job:
+        """The loop's job for audio vectors: rows of (vector, finite), the finite ones kept."""
+        rate = self.policy.sample_rate
+        return Job(
+            call=call,
+            check=lambda _, row: row[0] if row[1] else None,
+            key=key,
+            put=put,
+            seconds=lambda clips, _: sum(len(c) for c in clips) / rate,
+        )
+
+    @staticmethod
+    def _rows(vectors: np.ndarray, finite: np.ndarray) -> list[tuple[np.ndarray, bool]]:
+        return list(zip(vectors, finite))
+
+    def run(self, job: Job, batches: Iterable[list[tuple[Any, Any]]]) -> dict[str, Any]:
+        """The embedding loop: each batch of (item, input) through the job's model call, each
+        output checked, each finished batch stored at once (an interrupted run keeps it); the
+        values computed by key. Counts them (job.counter), their audio seconds and the loop's
+        wall time in the task's record."""
+        done: dict[str, Any] = {}
+        with self.timed():
+            for batch in batches:
+                if not batch:
+                    continue
+                items, inputs = [item for item, _ in batch], [x for _, x in batch]
+                outputs = job.call(inputs, items)
+                new = {}
+                for item, output in zip(items, outputs):
+                    value = job.check(item, output)
+                    if value is not None:
+                        new[job.key(item)] = value
+                job.put(new)
                 done.update(new)
-                self.stats.audio_seconds += sum(len(c) for c in clips) / self.policy.sample_rate
-        self.stats.clips_embedded += len(done)
-        self.stats.embed_wall_seconds += time.perf_counter() - started
+                self.stats.audio_seconds += job.seconds(inputs, new)
+            setattr(self.stats, job.counter, getattr(self.stats, job.counter) + len(done))
         return done
+
+    @contextlib.contextmanager
+    def timed(self) -> Iterator[None]:
+        """Inside, the wall time counts as the task's embedding time (embed_wall_seconds)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stats.embed_wall_seconds += time.perf_counter() - started
+
+    def call_model(
+        self, fn: Callable[[list], Any], inputs: list, names: Sequence[str], failed: str = "failed on clips", oom: bool = False
+    ):
+        """fn(inputs), the model's call, timed as the encoder's time (forward_seconds). An error
+        becomes one ModelError naming the model and the first `names`; with `oom`, an
+        out-of-memory error is raised as OutOfMemory for the back-off instead."""
+        t0 = time.perf_counter()
+        out_of_memory = None
+        try:
+            out = fn(inputs)
+        except MaebError:
+            raise
+        except Exception as exc:
+            if not (oom and is_out_of_memory(exc)):
+                raise ModelError(
+                    f"model {self.meta.name!r} {failed} {', '.join(names[:3])} ({type(exc).__name__}: {exc})"
+                ) from exc
+            out_of_memory = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        if out_of_memory is not None:
+            # raised once the except block is left, so nothing keeps the failed batch's tensors alive
+            raise OutOfMemory(out_of_memory)
+        self.stats.forward_seconds += time.perf_counter() - t0
+        return out
 
     def _compute_shared(self, refs: list[AudioRef]) -> dict[str, np.ndarray]:
         """Embed what no other run on this cache is embedding now; then take the rest from the
@@ -293,19 +402,15 @@ class Embedder:
         refs = [r for r in refs if not isinstance(r, WindowedRef)]
         if not refs:
             return pooled
-        started = time.perf_counter()
-        done: dict[str, np.ndarray] = {}
-        for good in self.decoded(refs, "embed"):
-            if good:
-                clips = [clip for _, clip in good]
-                vectors, finite = self._forward_fitting(clips, [refs[i] for i, _ in good])
-                new = {refs[i].key: v for (i, _), v, f in zip(good, vectors, finite) if f}
-                self.cache.put_many(new)
-                self.cache.refresh_claims()
-                done.update(new)
-                self.stats.audio_seconds += sum(len(c) for c in clips) / self.policy.sample_rate
-        self.stats.clips_embedded += len(done)
-        self.stats.embed_wall_seconds += time.perf_counter() - started
+
+        def put(new: dict[str, np.ndarray]) -> None:
+            self.cache.put_many(new)
+            self.cache.refresh_claims()
+
+        def call(clips: list[np.ndarray], batch: list[int]) -> list[tuple[np.ndarray, bool]]:
+            return self._rows(*self._forward_fitting(clips, [refs[i] for i in batch]))
+
+        done = self.run(self._vector_job(call, lambda i: refs[i].key, put), self.decoded(refs, "embed"))
         return {**pooled, **done}
 
     def _forward_fitting(self, clips: list[np.ndarray], refs: list[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
@@ -352,19 +457,9 @@ class Embedder:
     def _forward(self, clips: list[np.ndarray], refs: list[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
         """Vectors of a batch and the mask of finite rows; a non-finite row is an error, or under
         --on-bad-audio skip a skipped clip (the model cannot represent it)."""
-        t0 = time.perf_counter()
-        oom = None
-        try:
-            vectors = np.asarray(self.encoder.embed_audio(clips), dtype=np.float32)
-        except Exception as exc:
-            if not is_out_of_memory(exc):
-                names = ", ".join(r.name for r in refs[:3])
-                raise ModelError(f"model {self.meta.name!r} failed on clips {names} ({type(exc).__name__}: {exc})") from exc
-            oom = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        if oom is not None:
-            # raised once the except block is left, so nothing keeps the failed batch's tensors alive
-            raise OutOfMemory(oom)
-        self.stats.forward_seconds += time.perf_counter() - t0
+        vectors = self.call_model(
+            lambda batch: np.asarray(self.encoder.embed_audio(batch), dtype=np.float32), clips, [r.name for r in refs], oom=True
+        )
         if vectors.ndim != 2 or vectors.shape[0] != len(clips) or vectors.shape[1] == 0:
             raise ModelError(
                 f"model {self.meta.name!r} returned shape {vectors.shape} for {len(clips)} clips; expected one vector of "
@@ -382,6 +477,7 @@ class Embedder:
 
     # -- text ----------------------------------------------------------------------------
     def text(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of the texts, from the cache or the model's text side."""
         if not has_text(self.encoder):
             raise ModelError(f"model {self.meta.name!r} has no text encoder; {self.context} needs one")
         keys = [text_key(t) for t in texts]
@@ -410,23 +506,28 @@ class Embedder:
         return generation.generate(self, self._perturbed(refs), prompts, settings)
 
     def begin_task(self, context: str = "") -> None:
+        """Start a new task record (counts, skips, touched keys) labelled `context`."""
         self.record = TaskRecord(context)
         self.babble_pool = None  # each task draws babble from its own clips
 
     @property
     def stats(self) -> EmbedStats:
+        """The current task's counts and timings."""
         return self.record.stats
 
     @property
     def touched(self) -> set[str]:
+        """Content keys of the clips the current task used."""
         return self.record.clips
 
     @property
     def touched_texts(self) -> set[str]:
+        """Keys of the texts the current task used."""
         return self.record.texts
 
     @property
     def context(self) -> str:
+        """The task, subset and split being evaluated (for messages)."""
         return self.record.context
 
     @context.setter
@@ -434,11 +535,14 @@ class Embedder:
         self.record.context = value
 
     def fingerprints(self) -> dict:
+        """Hashes of the task's input keys and vectors (TaskRecord.fingerprints)."""
         return self.record.fingerprints(self.cache)
 
     # -- evaluation progress ---------------------------------------------------------------
     def progress_iter(self, iterator, total: int, what: str):
+        """The iterator, with a progress bar of `total` steps."""
         return self.ctx.progress.iterate(iterator, f"{what} {self.context}", total=total)
 
     def progress(self, items: Iterable, what: str):
+        """The items, iterated with a progress bar labelled by the task and `what`."""
         return self.ctx.progress.iterate(list(items), f"evaluate {self.context} ({what})")

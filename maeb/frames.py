@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,10 +23,11 @@ import numpy as np
 
 from .audio import AudioRef
 from .cache import cache_failure, connect, locked_call
+from .embed import Job
 from .encoders import has_frames
-from .errors import AudioError, CacheError, MaebError, ModelError
+from .errors import AudioError, CacheError, ModelError
 from .stream import clip_stream, windows
-from .windows import WindowedRef, windowed_refs
+from .windows import WindowedRef
 
 if TYPE_CHECKING:
     from .embed import Embedder
@@ -73,6 +73,7 @@ class FrameStore:
         return locked_call(self._lock, self._db, self.path, fn)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Frames]:
+        """The stored (frames, times) of these keys (absent keys left out); a bad checksum is a CacheError."""
         keys = list(dict.fromkeys(keys))
 
         def read(db):
@@ -94,6 +95,7 @@ class FrameStore:
         return self._run(read)
 
     def put_many(self, items: Mapping[str, Frames]) -> None:
+        """Store (frames, times) by key, replacing rows with the same key."""
         rows = []
         for key, (frames, times) in items.items():
             vec = np.ascontiguousarray(frames, dtype=np.float32).tobytes()
@@ -106,6 +108,7 @@ class FrameStore:
         return self._run(lambda db: db.execute("SELECT COUNT(*) FROM frames").fetchone()[0])
 
     def close(self) -> None:
+        """Close the database."""
         with self._lock:
             self._db.close()
 
@@ -137,24 +140,13 @@ def frame_embeddings(emb: Embedder, refs: Sequence[AudioRef], task: str | None =
     embedder batches, decoded through its length policy). A clip skipped as unusable (only under
     --on-bad-audio skip) is None. Counted in the task's record as embedded or cached clips."""
     require_frames(emb, task)
-    refs = emb._perturbed(refs)  # the clips as the run's perturbation shows them (none: unchanged)
-    if emb.window.windowed:  # clips longer than a window are framed window by window (maeb.windows)
-        refs = windowed_refs(refs, emb.window, emb.policy.sample_rate, emb.bad_clip)
-    keys: list[str | None] = []
-    for ref in refs:
-        try:
-            keys.append(frame_key(ref, emb.encoder))
-        except AudioError as exc:
-            emb.bad_clip(ref, exc)
-            keys.append(None)
+    # the clips as the run's perturbation shows them; clips longer than a window are framed window by window
+    refs = emb.prepared(refs)
+    keys = emb.keys_of(refs, lambda ref: frame_key(ref, emb.encoder))
     unique = {k: ref for k, ref in zip(keys, refs) if k is not None}
-    content = {k: ref.key for k, ref in unique.items()}
-    fresh = set(content.values()) - emb.touched
-    emb.touched.update(content.values())
     store = FrameStore(store_path(emb))
     try:
-        found = store.get_many(unique)
-        emb.stats.clips_cached += len(fresh & {content[k] for k in found})
+        found = emb.cached(unique, {k: ref.key for k, ref in unique.items()}, store.get_many)
         missing = [ref for k, ref in unique.items() if k not in found and ref.name not in emb.stats.skipped]
         if missing:
             found.update(_compute(emb, store, missing))
@@ -164,45 +156,37 @@ def frame_embeddings(emb: Embedder, refs: Sequence[AudioRef], task: str | None =
 
 
 def _compute(emb: Embedder, store: FrameStore, refs: list[AudioRef]) -> dict[str, Frames]:
-    started = time.perf_counter()
     done: dict[str, Frames] = {}
     dim: list[int] = []
-    for ref in [r for r in refs if isinstance(r, WindowedRef)]:
-        try:
-            item = _windowed_frames(emb, ref, dim)
-        except AudioError as exc:
-            emb.bad_clip(ref, exc)
-            continue
-        if item is not None:
-            store.put_many({frame_key(ref, emb.encoder): item})
-            done[frame_key(ref, emb.encoder)] = item
+    long = [r for r in refs if isinstance(r, WindowedRef)]
+    with emb.timed():
+        for ref in long:
+            try:
+                item = _windowed_frames(emb, ref, dim)
+            except AudioError as exc:
+                emb.bad_clip(ref, exc)
+                continue
+            if item is not None:
+                store.put_many({frame_key(ref, emb.encoder): item})
+                done[frame_key(ref, emb.encoder)] = item
+        emb.stats.clips_embedded += len(done)
     refs = [r for r in refs if not isinstance(r, WindowedRef)]
-    for good in emb.decoded(refs, "embed frames"):
-        if not good:
-            continue
-        clips = [clip for _, clip in good]
-        batch = [refs[i] for i, _ in good]
-        t0 = time.perf_counter()
-        try:
-            out = list(emb.encoder.embed_frames(clips))
-        except MaebError:
-            raise
-        except Exception as exc:
-            names = ", ".join(r.name for r in batch[:3])
-            raise ModelError(f"model {emb.meta.name!r} failed on clips {names} ({type(exc).__name__}: {exc})") from exc
-        emb.stats.forward_seconds += time.perf_counter() - t0
+    rate = emb.policy.sample_rate
+
+    def call(clips: list[np.ndarray], batch: list[int]) -> list:
+        out = emb.call_model(lambda x: list(emb.encoder.embed_frames(x)), clips, [refs[i].name for i in batch])
         if len(out) != len(clips):
             raise ModelError(f"model {emb.meta.name!r}: embed_frames returned {len(out)} items for {len(clips)} clips")
-        new = {}
-        for ref, item in zip(batch, out):
-            checked = _checked(emb, ref, item, dim)
-            if checked is not None:
-                new[frame_key(ref, emb.encoder)] = checked
-        store.put_many(new)
-        done.update(new)
-        emb.stats.audio_seconds += sum(len(c) for c in clips) / emb.policy.sample_rate
-    emb.stats.clips_embedded += len(done)
-    emb.stats.embed_wall_seconds += time.perf_counter() - started
+        return out
+
+    job = Job(
+        call=call,
+        check=lambda i, item: _checked(emb, refs[i], item, dim),
+        key=lambda i: frame_key(refs[i], emb.encoder),
+        put=store.put_many,
+        seconds=lambda clips, _: sum(len(c) for c in clips) / rate,
+    )
+    done.update(emb.run(job, emb.decoded(refs, "embed frames")))
     return done
 
 
@@ -219,6 +203,8 @@ def _windowed_frames(emb: Embedder, ref: WindowedRef, dim: list[int]) -> Frames 
 
     def keep_until(bound: float) -> None:
         nonlocal lo
+        if previous is None:  # nothing framed yet
+            return
         frames, times = previous[1]
         inside = (times >= lo) & (times < bound)
         kept.append((frames[inside], times[inside]))
@@ -229,14 +215,7 @@ def _windowed_frames(emb: Embedder, ref: WindowedRef, dim: list[int]) -> Frames 
         group = [item for _, item in zip(range(max(1, emb.batch_size)), stream)]
         if not group:
             break
-        t0 = time.perf_counter()
-        try:
-            out = list(emb.encoder.embed_frames([w for _, w in group]))
-        except MaebError:
-            raise
-        except Exception as exc:
-            raise ModelError(f"model {emb.meta.name!r} failed on clip {ref.name} ({type(exc).__name__}: {exc})") from exc
-        emb.stats.forward_seconds += time.perf_counter() - t0
+        out = emb.call_model(lambda x: list(emb.encoder.embed_frames(x)), [w for _, w in group], [ref.name], "failed on clip")
         emb.stats.audio_seconds += sum(w.size for _, w in group) / rate
         for (start, _), item in zip(group, out):
             checked = _checked(emb, ref, item, dim)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from . import hub_rules
 from .context import RunContext, default_context
@@ -11,7 +13,6 @@ from .data import (
     RetrievalData,
     Table,
     UnknownSplit,
-    binary_labels,
     hub_configs,
     hub_snapshot,
     hub_split_names,
@@ -24,6 +25,9 @@ from .errors import DataError
 from .spec import DataSpec, TaskSpec
 from .tasktypes import get as get_type
 from .transforms import apply_all
+
+if TYPE_CHECKING:
+    from .audio import AudioRef
 
 
 def split_rows(
@@ -39,13 +43,15 @@ def split_rows(
                 "(a column of split names, value lists of a column, or random = 0.2) or use cross-validation on one split"
             )
         return {wanted[0]: table}
+    assignment: Sequence[str | None]
     if "random" in split_by:
         assignment = random_split(table, split_by, where, spec)
         column = "random"
     else:
-        column = split_by.get("column")
-        if column is None:
+        named = split_by.get("column")
+        if named is None:
             raise DataError(f"{where}: [data.split_by] needs 'column' (or random = SHARE for a seeded random split)")
+        column = named
         table.require([column], "data.split_by")
         lists = {k: {str(v) for v in vals} for k, vals in split_by.items() if k not in ("column", "rest")}
         values = [str(v) for v in table[column]]
@@ -94,7 +100,7 @@ def random_split(table: Table, split_by: dict, where: str, spec: TaskSpec | None
         )
     audio = next((c for c in d.audio_columns if c in table), None)
     table.require([audio or d.audio_column], "data.audio_column")
-    names = [getattr(ref, "name", str(ref)) for ref in table[audio]]
+    names = [getattr(ref, "name", str(ref)) for ref in table[audio or d.audio_column]]
     label_column = (spec.derive or {}).get("label_column", d.label_column) if spec is not None else d.label_column
     labels = table[label_column] if label_column in table else [None] * len(table)
     if any(isinstance(v, (list, tuple)) for v in labels):
@@ -131,10 +137,12 @@ class Source:
     decode_rate: int | None = None
 
     def split(self, config: str | None, split: str) -> Table:
+        """One config's split as a Table."""
         return load_hub_split(self.location, self.revision, config, split, self.audio_columns, self.decode_rate, self.cache_dir)
 
 
 def source_of(spec: TaskSpec, ctx: RunContext) -> Source:
+    """Where the task's data is read from, for this run's context."""
     d = spec.data
     return Source(d.location(ctx.variables()), d.revision, Path(ctx.cache_dir), list(d.audio_columns), d.decode_rate)
 
@@ -160,7 +168,8 @@ def load_hub_retrieval(spec: TaskSpec, src: Source, subset: str, split: str) -> 
     qrels = hub_rules.qrels(read("qrels"), f"{where} config {names['qrels']}")
     queries = hub_rules.keep_queries(queries, qrels)
     candidates = hub_rules.candidates(read("top_ranked"), where) if names["top_ranked"] else None
-    return RetrievalData(corpus, queries, qrels, candidates)
+    items = cast("list[tuple[str, AudioRef | str]]", corpus), cast("list[tuple[str, AudioRef | str]]", queries)
+    return RetrievalData(*items, qrels, candidates)
 
 
 def _hub_table(spec: TaskSpec, src: Source, subset: str, split: str, loaded: dict[str, Table]) -> Table:
@@ -187,29 +196,32 @@ def _webdataset_split(d, src: Source, split: str, where: str) -> Table:
 def snapshot_patterns(d: DataSpec) -> list[str]:
     """Only the metadata file and the folder the audio template points into, not the whole repo."""
     prefix = d.audio_template.split("{", 1)[0]
-    return [d.meta_file, f"{prefix}*" if prefix else "*"]
+    return [d.meta_file or "", f"{prefix}*" if prefix else "*"]
 
 
 def check_labels(table: Table, spec: TaskSpec, where: str) -> None:
-    """Blank label cells would become a class of their own (''): name the first such row."""
+    """Blank label cells would become a class of their own (''): name the first such row; then the
+    task type's own checks of the labels (TaskType.check_labels), before any clip is embedded."""
     column = spec.derive.get("label_column", spec.data.label_column) if spec.derive else spec.data.label_column
     derived = spec.derive.get("kind") in ("pairs", "same_label", "text_to_audio", "audio_to_text", "rerank")
-    if (not get_type(spec.type).LABELLED and not derived) or column not in table:
+    kind = get_type(spec.type)
+    if (not kind.LABELLED and not derived) or column not in table:
         return
     for i, value in enumerate(table[column]):
         blank = value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, list) and not value)
-        if blank and spec.type != "multilabel":
+        if blank and not kind.BLANK_LABELS:
             audio = next((table[c][i] for c in spec.data.audio_columns if c in table), None)
-            clip = f" (clip {audio.name})" if hasattr(audio, "name") else ""
+            name = getattr(audio, "name", None)
+            clip = f" (clip {name})" if name is not None else ""
             raise DataError(
                 f"{where}: {table.where_is(i)}{clip} has a blank {column!r}; fill it or drop such rows with "
                 f'[[transforms]] op = "filter", column = "{column}", drop_empty = true'
             )
-    if spec.type == "pair_classification" and not spec.derive:
-        binary_labels(table[column], f"{where} column {column!r}")  # before any clip is embedded
+    kind.check_labels(spec, table[column], f"{where} column {column!r}")
 
 
 def load_task(spec: TaskSpec, ctx: RunContext | None = None) -> dict[str, dict[str, Table | RetrievalData]]:
+    """A task's data: subset -> split -> Table (or RetrievalData), transformed, checked and derived."""
     kind = get_type(spec.type)
     wanted = kind.splits(spec)
     d = spec.data
@@ -231,7 +243,7 @@ def load_task(spec: TaskSpec, ctx: RunContext | None = None) -> dict[str, dict[s
                 table = load_audiofolder(folder, d.audio_column, d.audio_columns[1:])
             else:
                 root = src.location if d.source == "metafolder" else hub_snapshot(src.location, d.revision, snapshot_patterns(d))
-                table = load_metafolder(root, d.meta_file, d.audio_template, d.audio_column)
+                table = load_metafolder(root, d.meta_file or "", d.audio_template, d.audio_column)  # spec parsing requires it
             tables = split_rows(table, d.split_by, wanted, where, spec)
         elif d.layout == "retrieval":
             out[subset] = {split: load_hub_retrieval(spec, src, subset, split) for split in wanted}

@@ -65,6 +65,7 @@ class TransformersTextToAudio:
     def config(self) -> dict:
         # one_by_one: each request sampled alone from its own seed, so a clip never depends on its
         # batch-mates; batched sampling draws one random stream for the batch
+        """What identifies the system's audio: its generation settings, dtype, batching and rate."""
         return {**self.settings, "dtype": self.dtype, "one_by_one": self.one_by_one, "sample_rate": self.sample_rate}
 
     def _generate(self, requests: list[SynthesisRequest]) -> list[np.ndarray]:
@@ -84,12 +85,14 @@ class TransformersTextToAudio:
         return [fit_duration(a, self.sample_rate, r.duration) for a, r in zip(audio, requests)]
 
     def synthesize(self, requests: list[SynthesisRequest]) -> list[np.ndarray]:
+        """One clip per request (each request alone when one_by_one)."""
         if self.one_by_one:
             return [self._generate([r])[0] for r in requests]
         return self._generate(list(requests))
 
 
 def wav_bytes(audio: np.ndarray, rate: int) -> bytes:
+    """The samples as the bytes of a 32-bit float WAV file."""
     return float_wav(np.asarray(audio, dtype=np.float32), rate)
 
 
@@ -125,9 +128,11 @@ class HTTPTextToAudio:
 
     def config(self) -> dict:
         # the key's variable name is not part of what changes the audio; the URL is
+        """What identifies the system's audio: its URL, rate and accepted inputs."""
         return {"url": self.url, "sample_rate": self.sample_rate, **self.capabilities.as_dict()}
 
     def body(self, r: SynthesisRequest) -> dict:
+        """The JSON body posted for one request (a voice prompt as base64 WAV)."""
         out = {
             "key": r.key,
             "caption": r.caption,
@@ -139,7 +144,8 @@ class HTTPTextToAudio:
             "sample_rate": self.sample_rate,
         }
         if r.voice_prompt is not None:
-            out["voice_prompt"] = base64.b64encode(wav_bytes(r.voice_prompt, r.voice_prompt_rate)).decode()
+            rate = r.voice_prompt_rate or self.sample_rate  # prompts are decoded at the system's rate
+            out["voice_prompt"] = base64.b64encode(wav_bytes(r.voice_prompt, rate)).decode()
             out["voice_prompt_rate"] = r.voice_prompt_rate
         return out
 
@@ -181,5 +187,6 @@ class HTTPTextToAudio:
         return audio.mean(axis=1)
 
     def synthesize(self, requests: list[SynthesisRequest]) -> list[np.ndarray]:
+        """One clip per request, a few requests in flight at once."""
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(self._post, requests))

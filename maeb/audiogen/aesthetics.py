@@ -37,7 +37,7 @@ class AestheticsScores:
     name = "aesthetics"
     level = "clip"
 
-    def __init__(self, keys, options, device="cpu", cache_dir=None):
+    def __init__(self, keys, options, device="cpu", cache_dir=None) -> None:
         options = dict(options or {})
         check_keys("aesthetics scorer options", options, OPTIONS)
         self.keys = tuple(keys)
@@ -56,6 +56,7 @@ class AestheticsScores:
         self.per_clip: dict[str, dict[str, float]] = {}
 
     def provenance(self) -> dict:
+        """The model and package that gave the scores, as results record them."""
         return {
             "model": "facebook/audiobox-aesthetics",
             "checkpoint": str(self.checkpoint) if self.checkpoint else "package default",
@@ -64,6 +65,7 @@ class AestheticsScores:
         }
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """Score a batch of generated clips on the four aesthetics axes."""
         import torch
 
         for start in range(0, len(items), self.batch_size):
@@ -82,6 +84,7 @@ class AestheticsScores:
                     raise ModelError(f"clip {item.request.key!r}: Audiobox Aesthetics gave {out!r}, not the four axes") from exc
 
     def result(self) -> dict[str, float]:
+        """Mean PQ, PC, CE, CU over the scored clips."""
         if not self.per_clip:
             raise MetricUnavailable("aesthetics: no generated clips were scored")
         wanted = [k for k in self.keys if k in AXES] or list(AXES)

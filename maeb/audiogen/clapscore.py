@@ -37,7 +37,7 @@ class ClapScore:
     name = "clap"
     level = "clip"
 
-    def __init__(self, keys, options, device="cpu", cache_dir=None):
+    def __init__(self, keys, options, device="cpu", cache_dir=None) -> None:
         options = dict(options or {})
         check_keys("clap scorer options", options, OPTIONS)
         self.keys = tuple(keys)
@@ -52,8 +52,10 @@ class ClapScore:
         try:
             from transformers import ClapModel, ClapProcessor
 
-            self.model = ClapModel.from_pretrained(source, revision=self.revision).to(device).eval()
-            self.processor = ClapProcessor.from_pretrained(source, revision=self.revision)
+            # transformers' stubs say str; None is its default (a local path has no revision)
+            model = ClapModel.from_pretrained(source, revision=self.revision)  # type: ignore[arg-type]
+            self.model = model.to(device).eval()  # type: ignore[arg-type]
+            self.processor = ClapProcessor.from_pretrained(source, revision=self.revision)  # type: ignore[arg-type]
         except (OSError, ValueError, ImportError) as exc:
             where = f"{source}@{self.revision}" if self.revision else source
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -66,6 +68,7 @@ class ClapScore:
         self.per_clip: dict[str, dict[str, float]] = {}
 
     def provenance(self) -> dict:
+        """The CLAP model, revision and package, as results record them."""
         import transformers
 
         return {
@@ -98,6 +101,7 @@ class ClapScore:
             return _unit(self.model.get_audio_features(**batch))
 
     def text_embeddings(self, texts: list[str]):
+        """Unit-length CLAP vectors of the texts."""
         import torch
 
         tok = self.processor.tokenizer(list(texts), padding=True, truncation=True, max_length=TEXT_TOKENS, return_tensors="pt")
@@ -105,6 +109,7 @@ class ClapScore:
             return _unit(self.model.get_text_features(**{k: v.to(self.device) for k, v in tok.items()}))
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """Score a batch of generated clips against their captions."""
         for start in range(0, len(items), self.batch_size):
             part = items[start : start + self.batch_size]
             audio = self.audio_embeddings([it.audio for it in part], [it.rate for it in part])
@@ -114,6 +119,7 @@ class ClapScore:
                 self.per_clip[item.request.key] = {"clap": float(value)}
 
     def result(self) -> dict[str, float]:
+        """The mean caption-audio CLAP similarity over the scored clips."""
         if not self.per_clip:
             raise MetricUnavailable("clap: no generated clips were scored")
         return {"clap": float(np.mean([v["clap"] for v in self.per_clip.values()]))}

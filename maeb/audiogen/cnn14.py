@@ -61,7 +61,7 @@ def build(seed: int = 0):
     torch, nn = _nn()
     F = torch.nn.functional
 
-    class ConvBlock(nn.Module):
+    class ConvBlock(nn.Module):  # type: ignore[name-defined]  # torch is imported when built
         def __init__(self, cin: int, cout: int):
             super().__init__()
             self.conv1 = nn.Conv2d(cin, cout, 3, padding=1, bias=False)
@@ -74,7 +74,7 @@ def build(seed: int = 0):
             x = F.relu(self.bn2(self.conv2(x)))
             return F.avg_pool2d(x, 2) if pool else x
 
-    class Cnn14(nn.Module):
+    class Cnn14(nn.Module):  # type: ignore[name-defined]
         def __init__(self):
             super().__init__()
             import librosa
@@ -160,11 +160,11 @@ def released_path(name: str, cache_dir) -> Path:
     from ..tasktypes.generative import download_verified, sha256_file
 
     spec = RELEASED[name]
-    path = Path(cache_dir) / "panns" / spec["file"]
+    path = Path(cache_dir) / "panns" / str(spec["file"])
     if path.exists() and (path.stat().st_size != spec["bytes"] or sha256_file(path) != spec["sha256"]):
         path.unlink()  # a partial or corrupted file: never load it
     if not path.exists():
-        download_verified(spec["url"], path, spec["sha256"], f"the CNN14 checkpoint {name}")
+        download_verified(str(spec["url"]), path, str(spec["sha256"]), f"the CNN14 checkpoint {name}")
     return path
 
 

@@ -166,7 +166,7 @@ class CNN14Scores:
     name = "cnn14"
     level = "set"
 
-    def __init__(self, keys, options, device="cpu", cache_dir=None):
+    def __init__(self, keys, options, device="cpu", cache_dir=None) -> None:
         options = dict(options or {})
         check_keys("cnn14 scorer options", options, OPTIONS)
         self.keys = tuple(keys)
@@ -191,6 +191,7 @@ class CNN14Scores:
         self.extras: dict[str, float] = {}
 
     def provenance(self) -> dict:
+        """The CNN14 checkpoint and settings, as results record them."""
         return {
             "model": "PANNs Cnn14_16k",
             "checkpoint": self.identity["checkpoint"],
@@ -205,6 +206,7 @@ class CNN14Scores:
         }
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """CNN14 features and logits of a batch of generated clips and their references."""
         for item in items:
             if item.request.key in self.generated:
                 raise DataError(f"clip {item.request.key!r}: given twice to the cnn14 scorer")
@@ -222,20 +224,23 @@ class CNN14Scores:
         return np.concatenate([emb, logits], axis=1)
 
     def _update_references(self, items: list[GeneratedItem]) -> None:
-        digests = [reference_digest(item.reference, item.reference_rate or item.rate) for item in items]
-        todo: dict[str, GeneratedItem] = {}  # digest -> one item holding that reference
+        """The reference recordings' features (items without a reference are left out), each
+        computed once by the digest of its samples and kept in the feature cache."""
+        refs = [(item, item.reference, item.reference_rate or item.rate) for item in items if item.reference is not None]
+        digests = [reference_digest(samples, rate) for _, samples, rate in refs]
+        todo: dict[str, tuple[np.ndarray, int]] = {}  # digest -> one reference with that digest, and its rate
         found: dict[str, np.ndarray] = {}
-        for item, digest in zip(items, digests):
+        for (_, samples, rate), digest in zip(refs, digests):
             row = self._cached(digest)
             if row is not None:
                 found[digest] = row
             else:
-                todo.setdefault(digest, item)
-        waves = [cnn14.prepare(item.reference, item.reference_rate or item.rate) for item in todo.values()]
+                todo.setdefault(digest, (samples, rate))
+        waves = [cnn14.prepare(samples, rate) for samples, rate in todo.values()]
         for digest, row in zip(todo, self._forward(waves, "reference")):
             found[digest] = row
             self._store(digest, row)
-        for item, digest in zip(items, digests):
+        for (item, _, _), digest in zip(refs, digests):
             self.references[item.request.key] = found[digest]
 
     def _cached(self, digest: str) -> np.ndarray | None:
@@ -263,6 +268,7 @@ class CNN14Scores:
             raise CacheError(f"cannot write the CNN14 reference cache {path} ({exc})") from exc
 
     def result(self) -> dict[str, float]:
+        """FD, KL and IS of the generated set against the references."""
         if not self.generated:
             raise MetricUnavailable("cnn14: no generated clips were scored")
         keys = sorted(self.generated)

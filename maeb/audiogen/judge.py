@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import numpy as np
 
@@ -54,8 +55,9 @@ class YesNoScorer:
         self.torch, self.device = torch, device
         self.processor = AutoProcessor.from_pretrained(source, revision=revision)
         self.processor.tokenizer.padding_side = "left"
-        model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
-        self.model = model.to(device).eval()
+        # transformers' stubs say str; None is its default
+        model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=_dtype(dtype))  # type: ignore[arg-type]
+        self.model = model.to(device).eval()  # type: ignore[arg-type]
         self.rate = int(self.processor.feature_extractor.sampling_rate)
         tok = self.processor.tokenizer
         self.yes, self.no = (tok.encode(w, add_special_tokens=False)[0] for w in ("Yes", "No"))
@@ -69,6 +71,7 @@ class YesNoScorer:
         )
 
     def p_yes(self, clips: list[np.ndarray], statements: list[str]) -> np.ndarray:
+        """For each (clip, statement), the model's probability of answering yes."""
         torch = self.torch
         inputs = self.processor(
             text=[self._text(s) for s in statements], audio=clips, sampling_rate=self.rate, return_tensors="pt", padding=True
@@ -83,11 +86,19 @@ class YesNoScorer:
 
 
 class AnyAudioJudge:
+    """AnyAudio-Judge: the audio LLM's mean P(yes) over each clip's rubric questions."""
+
     name = "aaj"
     level = "clip"
 
-    def __init__(self, keys, options, device, cache_dir, judge=None):
-        opts = {"model": QWEN2_AUDIO, "revision": QWEN2_AUDIO_REVISION, "path": None, "dtype": "bfloat16", "max_rubrics": 8}
+    def __init__(self, keys, options, device, cache_dir, judge=None) -> None:
+        opts: dict[str, Any] = {
+            "model": QWEN2_AUDIO,
+            "revision": QWEN2_AUDIO_REVISION,
+            "path": None,
+            "dtype": "bfloat16",
+            "max_rubrics": 8,
+        }
         opts.update(options)
         self.options, self.judge = opts, judge
         source = opts["path"] or opts["model"]
@@ -99,6 +110,7 @@ class AnyAudioJudge:
         self.skipped = 0
 
     def provenance(self) -> dict:
+        """The audio LLM and its revision, as results record them."""
         return {
             "model": self.options["path"] or self.options["model"],
             "revision": None if self.options["path"] else self.options["revision"],
@@ -121,6 +133,7 @@ class AnyAudioJudge:
         return given
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """Score a batch of generated clips on their rubrics."""
         from ..audio import resample
 
         for item, rubrics in zip(items, self._rubrics(items)):
@@ -132,6 +145,7 @@ class AnyAudioJudge:
             self.per_clip[item.request.key] = {"aaj": float(np.mean(p)), "aaj_rubrics": len(rubrics)}
 
     def result(self) -> dict[str, float]:
+        """The mean judge score over the clips that had rubrics."""
         if not self.per_clip:
             raise MetricUnavailable("aaj: no clip has rubrics (give a rubrics column, or --judge-url to write them)")
         return {"aaj": float(np.mean([v["aaj"] for v in self.per_clip.values()]))}

@@ -34,6 +34,8 @@ class GeneratedItem:
 
 @runtime_checkable
 class Metric(Protocol):
+    """What every generation scorer has: update(items) per batch, then result() and provenance()."""
+
     name: str  # as the spec names it: "fd", "kl", "is", "clap", "wer", "spk_sim", "speech_f1", ...
     level: str  # "set" (one value for the whole set: FD, IS) or "clip" (a mean over clips)
 

@@ -13,6 +13,8 @@ from ..errors import SpecError
 
 @dataclass(frozen=True)
 class ScorerGroup:
+    """One scorer group: the metric keys it gives and how it is built."""
+
     keys: tuple[str, ...]  # result keys the group can give (a spec asks for some of them)
     factory: str  # "module:callable"(keys: tuple[str, ...], options: dict, device: str, cache_dir) -> Metric
     needs_reference: bool = False  # needs the real recording of each scene
@@ -47,6 +49,7 @@ LOWER_IS_BETTER = frozenset(k for g in GROUPS.values() for k in g.lower_is_bette
 
 
 def group_of(key: str, where: str) -> str:
+    """The scorer group that gives a metric key, or a SpecError naming it."""
     if key not in KEY_GROUP:
         raise SpecError(f"{where}: unknown generation metric {key!r}; known: {', '.join(KEY_GROUP)}")
     return KEY_GROUP[key]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class SynthesisRequest:
         """The request as a system that accepts only `accepts` sees it (the caption always stays)."""
         from dataclasses import replace
 
-        drop = {name: None for name in INPUTS if name != "caption" and name not in accepts}
+        drop: dict[str, Any] = {name: None for name in INPUTS if name != "caption" and name not in accepts}
         if "voice_prompt" in drop:
             drop["voice_prompt_rate"] = None
         return replace(self, **drop)
@@ -70,6 +71,7 @@ class Capabilities:
     returns_video: bool = False
 
     def as_dict(self) -> dict:
+        """The capabilities as results record them."""
         return {
             "accepts": list(self.accepts),
             "needs_voice_prompt": self.needs_voice_prompt,
@@ -79,5 +81,6 @@ class Capabilities:
 
 
 def capabilities_of(system) -> Capabilities:
+    """A system's declared capabilities (the defaults when it declares none)."""
     caps = getattr(system, "capabilities", None)
     return caps if isinstance(caps, Capabilities) else Capabilities()

@@ -11,6 +11,7 @@ import importlib.metadata
 import os
 import tempfile
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +51,7 @@ def _version(package: str) -> str:
 
 
 def to_16k(audio: np.ndarray, rate: int) -> np.ndarray:
+    """The clip as mono float32 at 16 kHz."""
     x = np.asarray(audio, dtype=np.float32).reshape(-1)
     return x if int(rate) == RATE else resample(x, int(rate), RATE, "soxr-hq")
 
@@ -180,8 +182,10 @@ class _LargeV3ASR:
         self.device = device
         self.torch = torch
         try:
-            self.processor = WhisperProcessor.from_pretrained(source, revision=self.revision)
-            self.net = WhisperForConditionalGeneration.from_pretrained(source, revision=self.revision).to(device).eval()
+            # transformers' stubs say str; None is its default (a local path has no revision)
+            self.processor = WhisperProcessor.from_pretrained(source, revision=self.revision)  # type: ignore[arg-type]
+            net = WhisperForConditionalGeneration.from_pretrained(source, revision=self.revision)  # type: ignore[arg-type]
+            self.net = net.to(device).eval()  # type: ignore[arg-type]
         except Exception as exc:  # offline with no local copy, or a bad path
             raise MetricUnavailable(
                 f"wer: {source} cannot be loaded here ({type(exc).__name__}); download it once or pass options.path to a local copy"
@@ -227,7 +231,7 @@ class WERScore:
     KEYS = ("wer", "hit_rate", "wer_caps", "proportion")
     OPTIONS = {"asr", "path", "revision", "cap", "leak_ngram", "batch_size"}
 
-    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None):
+    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None) -> None:
         options = dict(options or {})
         check_keys("wer options", options, self.OPTIONS)
         self.keys = _keep(keys, self.KEYS, "wer")
@@ -238,12 +242,13 @@ class WERScore:
         self.asr_name = str(options.get("asr", "whisper-large-v3"))
         if self.asr_name not in ASR:
             raise MaebError(f"wer: unknown asr {self.asr_name!r}; known: {', '.join(ASR)}")
-        self.asr = ASR[self.asr_name](options, device)
+        self.asr: Any = ASR[self.asr_name](options, device)  # one of the ASR classes
         self.per_clip: dict[str, dict] = {}
         self.no_transcript = 0
         self.empty_reference = 0
 
     def provenance(self) -> dict:
+        """The ASR model and package, as results record them."""
         return {
             "model": self.asr.model,
             "revision": self.asr.revision,
@@ -260,6 +265,7 @@ class WERScore:
         }
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """Transcribe a batch of generated clips and score each against its transcript."""
         todo = []
         for item in items:
             if not item.request.transcript:
@@ -273,11 +279,12 @@ class WERScore:
         texts = self.asr.transcribe([to_16k(item.audio, item.rate) for item in todo])
         for item, text in zip(todo, texts):
             req = item.request
-            wer = sample_wer(req.transcript, text, self.cap)
+            wer = sample_wer(req.transcript or "", text, self.cap)  # todo holds only clips with a transcript
             leak = leaks(text, [req.caption, req.timestamped_caption], req.transcript, self.n)
             self.per_clip[req.key] = {"wer": wer, "hypothesis": text, "leak": leak}
 
     def result(self) -> dict[str, float]:
+        """Mean WER, caption-leak hit rate and related values over clips with a transcript."""
         if not self.per_clip:
             raise MetricUnavailable(
                 f"wer: no generated clip had a transcript to score ({self.no_transcript} without one, "
@@ -349,6 +356,7 @@ class _Resemblyzer:
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two vectors (0.0 when either is all zeros)."""
     na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     return float(np.dot(a, b) / (na * nb)) if na > 0 and nb > 0 else 0.0
 
@@ -366,18 +374,19 @@ class SpeakerSimilarity:
     KEYS = ("spk_sim",)
     OPTIONS = {"model", "path"}
 
-    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None):
+    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None) -> None:
         options = dict(options or {})
         check_keys("spk_sim options", options, self.OPTIONS)
         self.keys = _keep(keys, self.KEYS, "spk_sim")
         name = str(options.get("model", "wespeaker-resnet34"))
         if name not in SPEAKER_MODELS:
             raise MaebError(f"spk_sim: unknown model {name!r}; known: {', '.join(SPEAKER_MODELS)}")
-        self.backend = SPEAKER_MODELS[name](options, device)
+        self.backend: Any = SPEAKER_MODELS[name](options, device)  # one of the speaker models
         self.per_clip: dict[str, dict] = {}
         self.no_prompt = 0
 
     def provenance(self) -> dict:
+        """The speaker model and package, as results record them."""
         return {
             "model": self.backend.model,
             "revision": self.backend.revision,
@@ -388,6 +397,7 @@ class SpeakerSimilarity:
         }
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """Cosine of each clip's speaker vector with its voice prompt's."""
         for item in items:
             req = item.request
             if req.voice_prompt is None:
@@ -400,6 +410,7 @@ class SpeakerSimilarity:
             self.per_clip[req.key] = {"spk_sim": cosine(prompt, generated)}
 
     def result(self) -> dict[str, float]:
+        """The mean speaker similarity over clips with a voice prompt."""
         if not self.per_clip:
             raise MetricUnavailable(f"spk_sim: no generated clip had a voice prompt ({self.no_prompt} skipped)")
         return {"spk_sim": float(np.mean([v["spk_sim"] for v in self.per_clip.values()]))}
@@ -418,7 +429,7 @@ class UTMOSScore:
     KEYS = ("utmos",)
     OPTIONS = {"fold", "num_repetitions"}
 
-    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None):
+    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None) -> None:
         options = dict(options or {})
         check_keys("utmos options", options, self.OPTIONS)
         self.keys = _keep(keys, self.KEYS, "utmos")
@@ -439,6 +450,7 @@ class UTMOSScore:
         self.per_clip: dict[str, dict] = {}
 
     def provenance(self) -> dict:
+        """The UTMOSv2 fold and package, as results record them."""
         return {
             "model": "UTMOSv2",
             "revision": f"fold{self.fold}",
@@ -448,6 +460,7 @@ class UTMOSScore:
         }
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """Predict the MOS of a batch of generated clips."""
         with tempfile.TemporaryDirectory() as folder:
             for item in items:
                 path = _write_wav(folder, "clip.wav", to_16k(item.audio, item.rate))
@@ -455,6 +468,7 @@ class UTMOSScore:
                 self.per_clip[item.request.key] = {"utmos": float(np.asarray(score).reshape(-1)[0])}
 
     def result(self) -> dict[str, float]:
+        """The mean predicted MOS over the scored clips."""
         if not self.per_clip:
             raise MetricUnavailable("utmos: no generated clip was scored")
         return {"utmos": float(np.mean([v["utmos"] for v in self.per_clip.values()]))}

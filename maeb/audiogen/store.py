@@ -16,7 +16,6 @@ import json
 import os
 import re
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ import numpy as np
 import soundfile as sf
 
 from ..audio import float_wav
+from ..embed import Job
 from ..errors import MaebError, ModelError, OutputError
 from .request import SynthesisRequest, capabilities_of
 
@@ -35,6 +35,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def file_name(request: SynthesisRequest, settings: dict) -> str:
+    """The WAV file name of a request: its key and a digest of the request and settings."""
     digest = hashlib.blake2b(
         (request.fingerprint() + json.dumps(settings, sort_keys=True, default=str)).encode(), digest_size=6
     ).hexdigest()
@@ -87,6 +88,7 @@ HASHES = "content_hashes.jsonl"  # not .json: result folders are read for .json 
 
 
 def digest(data: bytes) -> str:
+    """The BLAKE2b (16-byte) hex digest of the bytes."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -186,27 +188,30 @@ def synthesize(emb: Embedder, requests: Sequence[SynthesisRequest], settings: di
         )
     todo = sorted(set(range(len(paths))) - set(present) | set(changed))
     emb.stats.audio_generated_cached += len(requests) - len(todo)
-    started = time.perf_counter()
-    for start in range(0, len(todo), emb.batch_size):
-        chunk = todo[start : start + emb.batch_size]
-        asked = [requests[i].restricted(caps.accepts) for i in chunk]
-        t0 = time.perf_counter()
-        try:
-            outputs = system.synthesize(asked, settings=settings) if settings else system.synthesize(asked)
-        except MaebError:
-            raise
-        except Exception as exc:
-            keys = ", ".join(r.key for r in asked[:3])
-            raise ModelError(f"model {emb.meta.name!r} failed to generate {keys} ({type(exc).__name__}: {exc})") from exc
-        emb.stats.forward_seconds += time.perf_counter() - t0
+    rate = int(system.sample_rate)
+
+    def call(asked: list[SynthesisRequest], _: list[int]) -> list:
+        def generate(batch: list[SynthesisRequest]):
+            return system.synthesize(batch, settings=settings) if settings else system.synthesize(batch)
+
+        outputs = emb.call_model(generate, asked, [r.key for r in asked], "failed to generate")
         if len(outputs) != len(asked):
             raise ModelError(f"model {emb.meta.name!r} returned {len(outputs)} clips for {len(asked)} requests")
-        for i, request, audio in zip(chunk, asked, outputs):
-            clip = check_output(audio, request, emb.meta.name)
-            hashes[paths[i].name] = write_wav_atomic(paths[i], clip, int(system.sample_rate))
-            _record_hash(folder, paths[i].name, hashes[paths[i].name])
-            emb.stats.audio_generated += 1
-            emb.stats.audio_seconds += clip.size / system.sample_rate
-    if todo:
-        emb.stats.embed_wall_seconds += time.perf_counter() - started
+        return outputs
+
+    def put(clips: dict[str, np.ndarray]) -> None:
+        for name, clip in clips.items():
+            hashes[name] = write_wav_atomic(folder / name, clip, rate)
+            _record_hash(folder, name, hashes[name])
+
+    job = Job(
+        call=call,
+        check=lambda i, audio: check_output(audio, requests[i], emb.meta.name),
+        key=lambda i: paths[i].name,
+        put=put,
+        seconds=lambda _, clips: sum(c.size for c in clips.values()) / rate,
+        counter="audio_generated",
+    )
+    step = emb.batch_size
+    emb.run(job, ([(i, requests[i].restricted(caps.accepts)) for i in todo[s : s + step]] for s in range(0, len(todo), step)))
     return paths, [hashes[p.name] for p in paths]

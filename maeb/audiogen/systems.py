@@ -88,9 +88,11 @@ class NoiseSystem:
         self.options = options
 
     def config(self) -> dict:
+        """What identifies the system's audio: the noise and its level."""
         return {"noise": "pink", "rms": NOISE_RMS, **self.options}
 
     def synthesize(self, requests: list) -> list[np.ndarray]:
+        """Seeded pink noise of each request's duration."""
         from ..lite import sounds
 
         out = []

@@ -56,6 +56,8 @@ from .speech import RATE, _version, to_16k
 
 @dataclass(frozen=True)
 class Segment:
+    """One speech or sound event: its kind and onset and offset in seconds."""
+
     kind: str  # "speech" or "sound"
     onset: float
     offset: float
@@ -179,6 +181,7 @@ def match_count(
 
 
 def clip_f1(reference: list[Segment], predicted: list[Segment], **collars) -> float:
+    """F1 of predicted against reference segments under the collars (1.0 when both are empty)."""
     if not reference:
         return 1.0 if not predicted else 0.0
     tp = match_count(reference, predicted, **collars)
@@ -319,7 +322,7 @@ class _AlignedWhisper:
 
 def subtract(runs: list[tuple[float, float]], holes: list[tuple[float, float]], min_duration: float) -> list[tuple[float, float]]:
     """`runs` with the parts inside `holes` removed (pieces shorter than min_duration dropped)."""
-    out = []
+    out: list[tuple[float, float]] = []
     for on, off in runs:
         pieces = [(on, off)]
         for h_on, h_off in holes:
@@ -392,7 +395,7 @@ class TimestampF1:
         "foreground_floor_percentile", "sound_merge_gap",
     }  # fmt: skip
 
-    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None):
+    def __init__(self, keys=(), options=None, device="cpu", cache_dir=None) -> None:
         options = dict(options or {})
         check_keys("timing options", options, self.OPTIONS)
         unknown = [k for k in keys if k not in self.KEYS]
@@ -419,6 +422,7 @@ class TimestampF1:
         self.no_timing = 0
 
     def provenance(self) -> dict:
+        """The speech and sound detectors used, as results record them."""
         speech = {
             "whisperx": f"whisperx {self.options.get('whisperx_model', 'large-v3')}",
             "whisper-align": "whisper-tiny.en alignment + foreground edges",
@@ -438,6 +442,7 @@ class TimestampF1:
         }
 
     def foreground(self, x: np.ndarray, min_duration: float | None = None) -> list[tuple[float, float]]:
+        """Intervals (seconds) where the clip's energy stands above its background."""
         o = self.options
         return foreground_segments(
             x,
@@ -450,6 +455,7 @@ class TimestampF1:
         )
 
     def speech(self, x: np.ndarray) -> list[tuple[float, float]]:
+        """Detected speech intervals (seconds)."""
         if self.whisperx is not None:
             return self.whisperx(x)
         if self.aligned is not None:
@@ -460,6 +466,7 @@ class TimestampF1:
         )
 
     def sound(self, x: np.ndarray, speech: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        """Detected sound intervals (seconds); the given speech intervals are cut out unless the options say otherwise."""
         o = self.options
         min_duration = float(o.get("energy_min_duration", 0.1))
         if self.sound_name == "foreground":
@@ -480,6 +487,7 @@ class TimestampF1:
         return subtract(runs, speech, min_duration) if o.get("energy_exclude_speech", True) else runs
 
     def update(self, items: list[GeneratedItem]) -> None:
+        """Score a batch of generated clips against their timestamped captions."""
         for item in items:
             ref = reference_segments(item.request)
             if ref is None:
@@ -498,6 +506,7 @@ class TimestampF1:
             }
 
     def result(self) -> dict[str, float]:
+        """Mean SpeechF1 and SoundF1 over clips with timestamps."""
         if not self.per_clip:
             raise MetricUnavailable(f"timing: no generated clip had timestamps to score ({self.no_timing} skipped)")
         return {k: float(np.mean([v[k] for v in self.per_clip.values()])) for k in self.keys}

@@ -6,7 +6,8 @@ state.subset naming it), plus the members whose defaults the base gives once: `s
 splits to load; default the eval splits), `needs(spec)` (sides of the model: audio, text, generate,
 synthesize, frames, judge; default audio), `params(raw, where)` (the spec's [protocol] checked),
 `check_columns(spec, table)` and `clip_columns(spec)` (the columns it reads, checked and counted
-before anything is embedded), `planned_clips(spec, split, stats)` (what a dry run counts),
+before anything is embedded), `check_labels(spec, values, where)` and BLANK_LABELS (its label
+values, checked when loaded), `planned_clips(spec, split, stats)` (what a dry run counts),
 SCORE_SCALE, and the optional `metrics(spec)` (names a main score may take) and
 `lower_is_better(metric)`.
 
@@ -127,7 +128,7 @@ def _outside(kind: str) -> TaskType:
 
 # What a task type may use of the `emb` it is given (maeb.embed.Embedder); tests/test_architecture.py
 # holds every type to it. The engine's own functions (maeb.frames.frame_embeddings,
-# maeb.audiogen.store) take `emb` whole.
+# maeb.audiogen.store) take `emb` whole and compute through its one loop (Embedder.run).
 SERVICES = {
     "audio": "audio(refs) -> (vectors (n, d) float32, usable mask): clips through the shared embedding cache",
     "text": "text(texts) -> vectors: the model's text side",
@@ -259,6 +260,7 @@ class TaskType:
     SCORE_SCALE: float = 1.0  # leaderboards divide the main score by this (a judge's 1-10 scale)
     ALIASES: dict = {}  # old parameter name -> today's (shown by describe and in results)
     LABELLED: bool = False  # the rows carry a label column the type reads (checked before embedding)
+    BLANK_LABELS: bool = False  # a row may have a blank label (multilabel: no class present)
 
     @property
     def where(self) -> str:
@@ -294,6 +296,10 @@ class TaskType:
         if self.LABELLED:
             table.require([spec.data.label_column], "data.label_column")
 
+    def check_labels(self, spec, values: list, where: str) -> None:
+        """The type's own checks of a table's label values (blank cells are checked before),
+        run when the data is loaded, before any clip is embedded; default none."""
+
     def evaluate(self, data, split: str, emb, spec, state) -> Evaluation:
         """The metrics of one subset's split (data: split name -> table), state.subset naming it."""
         raise NotImplementedError(f"{self.where} defines no evaluate()")
@@ -307,12 +313,14 @@ MEMBERS = (
     "SCORE_SCALE",
     "ALIASES",
     "LABELLED",
+    "BLANK_LABELS",
     "params",
     "splits",
     "needs",
     "planned_clips",
     "clip_columns",
     "check_columns",
+    "check_labels",
     "evaluate",
     "metrics",
     "lower_is_better",

@@ -24,6 +24,7 @@ from .probe import linear_probe, probe_of
 
 NAME = "multilabel"
 LABELLED = True
+BLANK_LABELS = True  # a clip where no class is present has an empty label list
 MAIN_SCORE = "lrap"
 PARAMS = {
     "samples_per_label": Param(8, "the training sample grows until every label has this many examples", min=1),

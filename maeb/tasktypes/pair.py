@@ -23,6 +23,12 @@ PARAMS = {
 }
 
 
+def check_labels(spec, values: list, where: str) -> None:
+    """A pair table's labels must be 0/1 (checked when loaded; a derived table builds its own)."""
+    if not spec.derive:
+        binary_labels(values, where)
+
+
 def metrics(spec) -> tuple[str, ...]:
     kinds = ("accuracy", "f1", "precision", "recall", "ap")
     return tuple(f"{s}_{m}" for s in ("similarity", "cosine", "manhattan", "euclidean", "dot", "max") for m in kinds)
