@@ -68,17 +68,23 @@ class AudioRef:
                 raise AudioError(self.name, "the dataset row holds no audio bytes")
             return data
         try:
-            with open(self.path, "rb") as handle:
+            with open(self._file(), "rb") as handle:
                 return handle.read()
         except OSError as exc:
             raise AudioError(self.name, f"cannot read file ({exc.strerror})") from exc
+
+    def _file(self) -> str:
+        # a reference without bytes or a fetch has a path: the constructor refuses one with none of the three
+        if self.path is None:
+            raise AudioError(self.name, "the clip has neither a file nor bytes")
+        return self.path
 
     def open(self) -> BinaryIO:
         """The encoded bytes as a binary file: a clip in a file is read from disk as it is
         consumed (maeb.stream), not whole."""
         if self._data is None and self._fetch is None:
             try:
-                return open(self.path, "rb")
+                return open(self._file(), "rb")
             except OSError as exc:
                 raise AudioError(self.name, f"cannot read file ({exc.strerror})") from exc
         return io.BytesIO(self.read())

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -274,6 +275,10 @@ def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = N
         ) from exc
 
 
+def _row_bytes(column, i: int) -> bytes:
+    return column[i].as_py()
+
+
 def _arrow_audio_refs(ds, column: str, label: str, rate: int | None = None) -> list[AudioRef]:
     """AudioRefs that read each row's bytes from the memory-mapped Arrow table on demand."""
     import pyarrow.compute as pc
@@ -283,7 +288,7 @@ def _arrow_audio_refs(ds, column: str, label: str, rate: int | None = None) -> l
     data = pc.struct_field(chunked, "bytes")
     paths = pc.struct_field(chunked, "path").to_pylist()
     return [
-        AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=(lambda i=i: data[i].as_py()), decode_rate=rate)
+        AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=functools.partial(_row_bytes, data, i), decode_rate=rate)
         for i, p in enumerate(paths)
     ]
 

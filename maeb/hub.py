@@ -183,10 +183,11 @@ def first_line(exc: BaseException) -> str:
 
 def _chain(exc: BaseException):
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__
 
 
 def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> str | None:

@@ -174,7 +174,7 @@ def experiment_settings(
     the protocol's, a batch size other than mteb's for families batched in call order, and a
     perturbation chain (its canonical string), so a perturbed result never sits where the clean
     one does, and a long-audio window policy (maeb.windows) other than the head cut."""
-    out = {}
+    out: dict[str, object] = {}
     for key, value in sorted(dict(overrides).items()):
         if meta.options.get(key) == value:
             continue

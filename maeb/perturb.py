@@ -296,17 +296,24 @@ class Codec(Step):
         return next((r for r in rates if r >= rate), rates[-1])
 
     def level_for(self, rate: int) -> float:
+        """libsndfile's compression level for this codec at `rate` Hz: vorbis's own level, or the
+        bitrate mapped onto the format's bitrate range (PerturbError when it lies outside)."""
         if self.format == "vorbis":
+            if self.level is None:  # __post_init__ refuses this; the check names it for the type checker
+                raise PerturbError("codec vorbis needs level between 0 and 1")
             return float(self.level)
+        bitrate = self.bitrate
+        if bitrate is None:  # likewise refused by __post_init__
+            raise PerturbError(f"codec {self.format} needs bitrate=KBPS (and no level)")
         if self.format == "mp3":
             high, low = next(v for k, v in MP3_BITRATES.items() if rate in k)
         else:
             high, low = OPUS_BITRATES
-        if not low <= self.bitrate <= high:
-            raise PerturbError(f"codec {self.format} at {rate} Hz takes bitrate {low:g}-{high:g} kbps, not {self.bitrate:g}")
+        if not low <= bitrate <= high:
+            raise PerturbError(f"codec {self.format} at {rate} Hz takes bitrate {low:g}-{high:g} kbps, not {bitrate:g}")
         # libsndfile's level maps linearly from the highest bitrate (0) to the lowest (1); LAME
         # rejects exactly 1
-        return min((high - self.bitrate) / (high - low), 0.999)
+        return min((high - bitrate) / (high - low), 0.999)
 
     def _round_trip(self, x: np.ndarray, rate: int) -> np.ndarray:
         import soundfile as sf

@@ -25,7 +25,7 @@ class BabblePool:
     one vector per pool."""
 
     def __init__(self, refs: Sequence[AudioRef], policy: LengthPolicy):
-        keyed = {}
+        keyed: dict[str, AudioRef] = {}
         for ref in refs:
             try:
                 keyed.setdefault(ref.key, ref)

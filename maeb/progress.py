@@ -59,7 +59,7 @@ class _Lines:
         now = self.owner.clock()
         if self.timed_from is None:
             self.timed_from = (now, self.done)
-        if now - self.owner.last >= self.owner.interval:
+        if self.owner.last is None or now - self.owner.last >= self.owner.interval:
             self._say()
 
     def close(self) -> None:
@@ -107,8 +107,10 @@ class Progress:
         return tqdm(total=total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=True, leave=False)
 
     def iterate(self, items: Iterable, desc: str, total: int | None = None, minimum: int = 2):
-        items = list(items) if total is None else items
-        bar = self.bar(len(items) if total is None else total, desc, unit="step", minimum=minimum)
+        if total is None:
+            items = list(items)
+            total = len(items)
+        bar = self.bar(total, desc, unit="step", minimum=minimum)
         try:
             for item in items:
                 yield item

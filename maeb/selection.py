@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
@@ -206,7 +207,7 @@ def tradeoff(scores: list[Score], acoustic: list[str], linguistic: list[str]) ->
     """Per model: mean over an acoustic task group and a linguistic one, side by side."""
     ma, ml = score_matrix(scores, acoustic, max_missing=0), score_matrix(scores, linguistic, max_missing=0)
     common = sorted(set(ma.models) & set(ml.models))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for m in common:
         a = float(np.mean(ma.values[ma.models.index(m)]))
         b = float(np.mean(ml.values[ml.models.index(m)]))

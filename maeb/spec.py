@@ -297,9 +297,11 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
             check_keys(f"{where}: domains", {domain: None}, DOMAINS)
     if spec.category is not None and spec.category not in CATEGORIES:
         check_keys(f"{where}: category", {spec.category: None}, CATEGORIES)
-    if callable(getattr(module, "metrics", None)) and spec.main_score not in module.metrics(spec):
-        close = closest(spec.main_score, list(module.metrics(spec)))
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; one of {', '.join(module.metrics(spec)[:12])}, ..."
+    metrics = getattr(module, "metrics", None)  # a task type may not list its metrics
+    names = list(metrics(spec)) if callable(metrics) else None
+    if names is not None and spec.main_score is not None and spec.main_score not in names:
+        close = closest(spec.main_score, names)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; one of {', '.join(names[:12])}, ..."
         raise SpecError(f"{where}: main_score {spec.main_score!r} is not a metric of {kind}{hint}")
     validate_transforms(spec.transforms, where)
     validate_derive(spec, where)

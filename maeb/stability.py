@@ -127,7 +127,8 @@ def replay(spec, data, emb, eps: float, seed: int, block: int | None = None) -> 
     kind = tasktypes.get(spec.type)
     view = ReplayEmbedder(emb, eps, seed, block)
     state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
-    scores, picked = {}, {}
+    scores: dict[str, list] = {}
+    picked: dict[tuple[str, int], object] = {}
     for split in spec.data.eval_splits:
         entries = []
         for i, (subset, tables) in enumerate(data.items()):

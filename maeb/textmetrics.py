@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +79,7 @@ class SentenceMetrics:
         from sentence_transformers import SentenceTransformer
 
         self.sbert = SentenceTransformer(str(sbert_path), device=device)
-        self.bert = self.sbert[0].auto_model
+        self.bert: Any = self.sbert[0].auto_model  # a transformers model: its embeddings module is read below
         self.device = device
         self.error_checker = error_checker
         self.batch_size = batch_size

@@ -51,7 +51,10 @@ def _unpacked(shard: Path, cache_dir: Path | None = None) -> Path:
     partial.mkdir(parents=True)
     try:
         with tarfile.open(shard, "r:*") as tar:
-            tar.extractall(partial, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: refuse links and paths out of the folder
+                tar.extractall(partial, filter="data")
+            else:
+                tar.extractall(partial)
     except (tarfile.TarError, OSError, EOFError) as exc:
         shutil.rmtree(partial, ignore_errors=True)
         raise DataError(f"WebDataset shard {shard} cannot be read ({type(exc).__name__}: {exc})") from exc

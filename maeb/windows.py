@@ -70,6 +70,8 @@ class WindowPolicy:
 
     def samples(self, rate: int) -> tuple[int, int]:
         """(window, hop) in samples at `rate`, of a resolved policy."""
+        if self.seconds is None or self.hop is None:
+            raise ValueError(f"window policy {self.canonical()!r} is not resolved: call resolved(cap) before samples()")
         return int(round(self.seconds * rate)), int(round(self.hop * rate))
 
     def canonical(self) -> str:

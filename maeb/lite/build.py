@@ -12,6 +12,7 @@ import shutil
 import time
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -250,7 +251,7 @@ def build(root: Path, seed: int = 0, force: bool = False, log=print) -> dict:
         pools[pool] = makers[pool](rng)
         files[pool] = _write_pool(tmp / pool, *pools[pool])
         log(f"MAEB-lite: {pool}: {len(pools[pool][0])} clips")
-    manifest = {
+    manifest: dict[str, Any] = {
         "seed": seed,
         "generator_version": GENERATOR_VERSION,
         "clips": {pool: len(pools[pool][0]) for pool in POOLS},

@@ -94,11 +94,12 @@ def allowance(reference: dict) -> tuple[float, str]:
     and observed machines), or for a probe cell at least one evaluation clip's share (a replay
     count can miss a rare flip; maeb.stability.quantum). 0: every number must agree."""
     record = stability_of(reference)
-    band = record.get("band") if isinstance(record.get("band"), (int, float)) else 0.0
-    floor = record.get("quantum") if record.get("method") == "replay" and isinstance(record.get("quantum"), (int, float)) else 0.0
+    band_value, quantum = record.get("band"), record.get("quantum")
+    band = float(band_value) if isinstance(band_value, (int, float)) else 0.0
+    floor = float(quantum) if record.get("method") == "replay" and isinstance(quantum, (int, float)) else 0.0
     if floor > band:
-        return float(floor), "one clip"
-    return float(band), _band_source(reference) if band > 0 else ""
+        return floor, "one clip"
+    return band, _band_source(reference) if band > 0 else ""
 
 
 def explain(reference: dict, run: dict) -> str:
@@ -197,8 +198,8 @@ def compare(
                 Cell(
                     model,
                     task,
-                    a and _main(a),
-                    b and _main(b),
+                    None if a is None else _main(a),
+                    None if b is None else _main(b),
                     math.inf,
                     "",
                     "missing in the run" if b is None else "not in the reference",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 from .. import catalog
 from ..cache import default_cache_dir
@@ -48,13 +49,14 @@ def evaluate(
         meta = catalog.find_model(name)
         started = time.perf_counter()
         _log(f"== {meta.name}")
+        extra: dict[str, Any] = {} if stability_replays is None else {"stability_replays": stability_replays}
         cfg = RunOptions(
             output_dir=output_dir,
             cache_dir=cache_dir,
             show_progress=show_progress,
             strict_modalities=False,
             lite_dir=lite_dir,
-            **({} if stability_replays is None else {"stability_replays": stability_replays}),
+            **extra,
         )
         try:
             run(meta, specs, cfg, log=_log)

@@ -7,6 +7,7 @@ that renders the same script agree sample for sample."""
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -166,7 +167,7 @@ def event(label: str, seconds: float, seed: int) -> np.ndarray:
         species = [s for s in sounds.SPECIES if s != "trill"]  # a trill's 0.5 s pauses split one call in two
         clip = sounds.chirp_call(str(rng.choice(species)), seconds, rng)
     elif label in sounds.EVENTS:
-        clip = sum(sounds.impulsive(label, seconds, rng) for _ in range(DENSITY[label]))
+        clip = np.asarray(sum(sounds.impulsive(label, seconds, rng) for _ in range(DENSITY[label])))
     else:
         raise DataError(f"scene script names sound event {label!r}; known: {', '.join(EVENT_PHRASES)}")
     clip = _fade(np.asarray(clip, dtype=np.float32), 0.005).astype(np.float64)
@@ -227,7 +228,7 @@ def make_script(rng: np.random.Generator, duration: float = DURATION) -> dict:
     labels = list(EVENT_PHRASES)
     for _ in range(20):  # redraw until the parts fit; fewer events make the last tries fit
         count = int(rng.integers(1, 3))
-        events = [
+        events: list[dict[str, Any]] = [
             {
                 "label": labels[int(rng.integers(len(labels)))],
                 "seconds": round(float(rng.uniform(0.5, 1.0)), 2),

@@ -105,7 +105,7 @@ def mean_scores(per_experiment: list[dict]) -> dict:
     """Mean over experiments; a metric only some experiments have (ap, on folds whose eval part
     holds two labels) is averaged over those, as mteb does."""
     keys = dict.fromkeys(k for s in per_experiment for k in s)
-    out = {}
+    out: dict[str, object] = {}
     for k in keys:
         values = [s[k] for s in per_experiment if s.get(k) is not None]
         out[k] = float(np.mean(values)) if values else float("nan")  # mteb: NaN when no experiment has it

@@ -361,8 +361,8 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     if line:
         emb.log(f"warning: {spec.name}: {line}; the result records them")
     if any(late.values()):
-        shown = ", ".join(f"{n} in {name}" for name, n in late.items() if n)
-        emb.log(f"warning: {spec.name}: events end after their clip ends ({shown}); they are scored as annotated")
+        where = ", ".join(f"{n} in {name}" for name, n in late.items() if n)
+        emb.log(f"warning: {spec.name}: events end after their clip ends ({where}); they are scored as annotated")
     with emb.on_split(spec.data.train_split):
         train_frames = _frames(emb, spec, train)
     rows = [(f, frame_targets(f[1], ev, classes)) for f, ev in zip(train_frames, train_events) if f is not None]

@@ -13,6 +13,7 @@ speech_and_music; judge_score averages the reported categories (speech, sound, m
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import Evaluation, Param
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
@@ -98,7 +99,7 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
             owners.append((i, "model_first"))
             labels.append(f"item {keys[i]} (model first)")
     replies = emb.judge.ask(judge_prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context)
-    per_category: dict[str, dict[str, list]] = {}
+    per_category: dict[str, dict[str, Any]] = {}  # model, wins: lists; unparsed: a count
     unparsed = 0
     for (i, order), reply in zip(owners, replies.texts):
         category = p["categories"].get(str(table[p["task_column"]][i]), str(table[p["task_column"]][i]))

@@ -82,10 +82,10 @@ def aggregate(records: list[tuple[str, str, bool, float]]) -> dict:
     out: dict = {}
     per_category: dict[str, dict[str, list[float]]] = {}
     for (category, dimension), items in sorted(dims.items()):
-        mentioned = [s for m, s in items if m]
+        said = [s for m, s in items if m]
         values = {
-            "coverage": len(mentioned) / len(items),
-            "precision": sum(mentioned) / len(mentioned) if mentioned else 0.0,
+            "coverage": len(said) / len(items),
+            "precision": sum(said) / len(said) if said else 0.0,
             "accuracy": sum(s for _, s in items) / len(items),
         }
         for metric, value in values.items():

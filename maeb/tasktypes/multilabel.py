@@ -132,6 +132,6 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         x_train = x_union[[position[i] for i in chosen]]
         y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
         results.append(_scores(y_test, x_test, x_train, y_train, p, probe_of(emb)))
-    out = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
+    out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
     out["scores_per_experiment"] = results
     return Evaluation(out)

@@ -92,8 +92,8 @@ def pair_metrics(e1: np.ndarray, e2: np.ndarray, labels: np.ndarray, similarity:
         for metric, value in values.items():
             out[f"{name}_{metric}"] = float(value)
             best.setdefault(metric, []).append(float(value))
-    for metric, values in best.items():
-        out[f"max_{metric}"] = max(values)
+    for metric, per_name in best.items():
+        out[f"max_{metric}"] = max(per_name)
     return out
 
 

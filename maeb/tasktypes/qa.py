@@ -115,8 +115,8 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         for metric, value in values.items():
             out[f"{metric.lower()}_{category}"] = value
             per_metric.setdefault(metric.lower(), []).append(value)
-    for metric, values in per_metric.items():
-        out[f"{metric}_score_qa"] = sum(values) / len(values)
+    for metric, scores in per_metric.items():
+        out[f"{metric}_score_qa"] = sum(scores) / len(scores)
     out["empty_groups"] = empty
     out["generation"] = settings
     return Evaluation(out, files={"qa_predictions.csv": csv_file(sorted(answers.items()))})

@@ -129,7 +129,7 @@ def _rerank(qids, q, dids, d, candidates, similarity) -> dict[str, dict[str, flo
     """Each query's candidates scored; a query without candidates keeps an empty result (and
     scores 0, as in mteb)."""
     position = {doc: j for j, doc in enumerate(dids)}
-    results = {}
+    results: dict[str, dict[str, float]] = {}
     for row, qid in enumerate(qids):
         cand = [c for c in candidates.get(qid, []) if c in position]
         results[qid] = {}
@@ -304,7 +304,7 @@ def _report_outcomes(emb, main_score: str, data: RetrievalData, per_query: list)
         clip = queries.get(qid)
         if not isinstance(clip, AudioRef):
             best = max(data.qrels.get(qid, {}).items(), key=lambda kv: kv[1], default=(None, 0))[0]
-            clip = corpus.get(best)
+            clip = corpus.get(best) if best is not None else None
         if isinstance(clip, AudioRef) and key in m:
             refs.append(clip)
             values.append(m[key])
