@@ -71,6 +71,8 @@ def implied_protocol(derive: dict) -> dict:
 
 
 def validate(spec, where: str) -> None:
+    """Check a spec's [derive] table: a known kind, known keys, values in range, and a kind that builds data for the spec's type
+    (SpecError naming the field)."""
     from .tasktypes import Param
 
     if not spec.derive:
@@ -96,6 +98,7 @@ def _text(template: str, label, names: dict | None) -> str:
 
 
 def derive(spec, table: Table):
+    """The task's data built from a labelled table by its [derive] rule (rows, pairs or retrieval data, by kind)."""
     d = spec.derive
     if d["kind"] == "rows":
         return _rows(spec, table)

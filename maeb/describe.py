@@ -242,6 +242,7 @@ def _docstring_table(doc: str) -> dict[str, str]:
 
 
 def transform_rows() -> list[dict]:
+    """One row per transform op: its required and optional keys and its meaning from maeb.transforms's docstring."""
     docs = _docstring_table(transforms.__doc__)
     return [
         {"op": op, "required": sorted(required), "optional": sorted(optional), "meaning": docs.get(op, "")}
@@ -263,6 +264,7 @@ def _rule_default(rule) -> str:
 
 
 def derive_rows() -> list[dict]:
+    """One row per [derive] kind: its fields with their allowed values and defaults, and the meaning from maeb.derive's docstring."""
     docs = _docstring_table(derive.__doc__)
     rows = []
     for kind, names in derive.KINDS.items():
@@ -346,6 +348,8 @@ def _compact_metrics(names: list[str]) -> tuple[list[str], list[str]]:
 
 
 def type_info(name: str) -> dict:
+    """Everything a user needs to write a spec of task type `name`: its parameters, metrics, main score, needed model sides and
+    summary."""
     module = tasktypes.get(name)
     params = []
     aliases = {new: old for old, new in getattr(module, "ALIASES", {}).items()}

@@ -105,6 +105,8 @@ def id_column(columns: Sequence[str], where: str) -> str:
 
 
 def ids_as_strings(values: list, column: str, where: str) -> list[str]:
+    """A retrieval id column as strings: '_id' values are cast (as mteb does); other non-string ids are a DataError, because mteb
+    would match none of them against the qrels."""
     if column == "_id":
         return [str(v) for v in values]
     bad = next((v for v in values if not isinstance(v, str)), None)

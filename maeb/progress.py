@@ -98,6 +98,7 @@ class Progress:
         return cls(None if value is True else value)
 
     def bar(self, total: int, desc: str, unit: str = "clip", minimum: int = 1):
+        """A progress bar of `total` units in this mode (tqdm, log lines, or a silent one when off or under `minimum`)."""
         if self.mode == "off" or total < minimum:
             return _Silent()
         if self.mode == "lines":
@@ -107,6 +108,7 @@ class Progress:
         return tqdm(total=total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=True, leave=False)
 
     def iterate(self, items: Iterable, desc: str, total: int | None = None, minimum: int = 2):
+        """Yield the items while a bar counts them; `total` when the items are a generator that should not be listed."""
         if total is None:
             items = list(items)
             total = len(items)

@@ -31,6 +31,9 @@ ABSENT = "(absent from the run)"
 
 @dataclass
 class Cell:
+    """The comparison of one (model, task) cell of a run against the reference: both main scores, the largest difference and why
+    they differ ("" when they agree)."""
+
     model: str
     task: str
     reference: float | None
@@ -44,6 +47,7 @@ class Cell:
 
     @property
     def agrees(self) -> bool:
+        """Whether the cell agrees with the reference (no cause recorded)."""
         return self.cause == ""
 
     @property
@@ -86,6 +90,7 @@ def _main(data: dict) -> float | None:
 
 
 def stability_of(data: dict) -> dict:
+    """The stability record a result file holds under maeb.stability, or {}."""
     return ((data.get("maeb") or {}).get("stability")) or {}
 
 
@@ -233,6 +238,8 @@ def _band_source(reference: dict) -> str:
 
 
 def report(cells: list[Cell], tolerance: float) -> str:
+    """The check's text: how many cells agree (exactly, within their band, or in the main score only) and one line per cell that
+    differs."""
     differing = [c for c in cells if not c.agrees]
     banded = [c for c in cells if c.within_band]
     moved = [c for c in cells if c.agrees and c.band is None and c.largest > tolerance]

@@ -87,6 +87,7 @@ def lite_specs(tasks: list[str] | None = None) -> list:
 
 
 def leaderboard(output_dir: Path) -> str:
+    """Write MAEB-lite's leaderboard (html, json, csv, with rank intervals) into `output_dir` and return it as Markdown."""
     from ..leaderboard import load_board
     from ..uncertainty import compute
 
@@ -120,6 +121,8 @@ def main(
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
 ) -> int:
+    """`maeb lite`: build the synthetic data if needed, run the models on the MAEB-lite tasks, write the leaderboard, and with
+    `check` compare against the reference results."""
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
     folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)

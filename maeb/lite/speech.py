@@ -19,6 +19,8 @@ RATE = 16000
 
 @dataclass(frozen=True)
 class Voice:
+    """A speaker of the synthetic speech: its label, the TTS engine and the engine's voice name, and gender."""
+
     name: str  # the speaker label
     engine: str  # espeak-ng | flite | festival
     ident: str  # the engine's own voice name

@@ -76,6 +76,7 @@ FILL = {
 
 
 def sentence(rng: np.random.Generator) -> str:
+    """A random sentence from the templates, for the scenes' speech."""
     template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
     return template.format(**{k: v[int(rng.integers(len(v)))] for k, v in FILL.items()})
 
@@ -102,6 +103,7 @@ def _utterance(voice: str, text: str, rate: int) -> np.ndarray:
 
 
 def utterance(voice: str, text: str, rate: int = 175) -> np.ndarray:
+    """The synthesised utterance of `text` by `voice` at `rate` words per minute (a copy of the cached one)."""
     return _utterance(voice, text, rate).copy()  # the cache's copy stays untouched
 
 
@@ -162,6 +164,7 @@ DENSITY = {"knocking": 1, "clapping": 3, "dripping": 1, "footsteps": 2}
 
 
 def event(label: str, seconds: float, seed: int) -> np.ndarray:
+    """A sound event clip of `label` and `seconds`, drawn from `seed`, with short fades."""
     rng = np.random.default_rng(seed)
     if label == "birdsong":
         species = [s for s in sounds.SPECIES if s != "trill"]  # a trill's 0.5 s pauses split one call in two

@@ -63,6 +63,7 @@ SCORES = re.compile(r"(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)")
 
 
 def needs(spec) -> set[str]:
+    """The sides the type uses: text generation and an LLM judge."""
     return {"generate", "judge"}
 
 
@@ -77,6 +78,8 @@ def parse_scores(reply: str) -> tuple[float, float] | None:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: answer each question, have the judge compare the answer with the reference in both orders, and report
+    judge_score and win_rate per category."""
     p = spec.protocol
     require_judge(emb, spec)
     table = data[split]

@@ -51,6 +51,7 @@ PARAMS = {
 
 
 def needs(spec) -> set[str]:
+    """The sides the type uses: text generation and an LLM judge."""
     return {"generate", "judge"}
 
 
@@ -109,6 +110,8 @@ def _check_category(target: dict, key, p: dict, spec) -> None:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: caption each clip, have the judge rate each target dimension, and report coverage, precision and
+    accuracy per dimension, category and overall."""
     p = spec.protocol
     require_judge(emb, spec)
     table = data[split]

@@ -35,10 +35,12 @@ PARAMS = {
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a multilabel result holds."""
     return ("accuracy", "lrap", "f1", "hamming")
 
 
 def splits(spec) -> list[str]:
+    """The splits to load: the eval splits and the train split."""
     return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
 
 
@@ -104,6 +106,8 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb") -> dict:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split` with the multilabel probe: the mean over experiments of accuracy, LRAP, F1 and Hamming loss, with each
+    experiment's scores."""
     p = spec.protocol
     audio, label = spec.data.audio_column, spec.data.label_column
     test, train = data[split], data[spec.data.train_split]

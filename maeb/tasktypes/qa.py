@@ -50,6 +50,7 @@ PARAMS = {
 
 
 def needs(spec) -> set[str]:
+    """The side of the model the type uses: text generation."""
     return {"generate"}
 
 
@@ -82,6 +83,8 @@ def _question(value) -> str:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: answer each question and score the answers against the references with BLEU, FENSE and DATE per
+    category; score_qa is the mean over categories."""
     p = spec.protocol
     table = data[split]
     audio = spec.data.audio_column

@@ -31,6 +31,7 @@ PARAMS = {
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a retrieval result holds for the spec's k values."""
     ks = spec.protocol.get("k_values", K_VALUES)
     names = [f"{m}_at_{k}" for m in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate") for k in ks]
     names += [
@@ -40,6 +41,7 @@ def metrics(spec) -> tuple[str, ...]:
 
 
 def needs(spec) -> set[str]:
+    """The sides of the model the type uses: audio, and text when queries or documents are texts."""
     sides = {"audio"}
     if spec.category in ("t2a", "a2t") or spec.derive.get("kind") in ("text_to_audio", "audio_to_text"):
         sides.add("text")
@@ -271,6 +273,8 @@ def retrieval_metrics(
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: embed queries and corpus, rank the corpus by similarity per query (or its candidates) and compute the
+    trec_eval metrics."""
     p = spec.protocol
     split_data = data[split]
     if not isinstance(split_data, RetrievalData):
