@@ -35,6 +35,7 @@ lite: install debian
 # the unit and real-data tests in .venv, then the end-to-end parity tests in the oracle environment
 test: install-dev debian parity-env
 	$(PY) -m ruff check maeb tests scripts
+	$(PY) -m mypy maeb
 	$(PY) -m pytest -q --durations=12
 	$(PARITY_PY) -m pytest -q tests/parity
 

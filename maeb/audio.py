@@ -60,6 +60,7 @@ class AudioRef:
         self._key: str | None = None
 
     def read(self) -> bytes:
+        """The clip's encoded bytes, from memory, the dataset row or the file (AudioError naming the clip when none can be read)."""
         if self._data is not None:
             return self._data
         if self._fetch is not None:
@@ -68,23 +69,31 @@ class AudioRef:
                 raise AudioError(self.name, "the dataset row holds no audio bytes")
             return data
         try:
-            with open(self.path, "rb") as handle:
+            with open(self._file(), "rb") as handle:
                 return handle.read()
         except OSError as exc:
             raise AudioError(self.name, f"cannot read file ({exc.strerror})") from exc
+
+    def _file(self) -> str:
+        # a reference without bytes or a fetch has a path: the constructor refuses one with none of the three
+        if self.path is None:
+            raise AudioError(self.name, "the clip has neither a file nor bytes")
+        return self.path
 
     def open(self) -> BinaryIO:
         """The encoded bytes as a binary file: a clip in a file is read from disk as it is
         consumed (maeb.stream), not whole."""
         if self._data is None and self._fetch is None:
             try:
-                return open(self.path, "rb")
+                return open(self._file(), "rb")
             except OSError as exc:
                 raise AudioError(self.name, f"cannot read file ({exc.strerror})") from exc
         return io.BytesIO(self.read())
 
     @property
     def key(self) -> str:
+        """The clip's content key: a hash of its encoded bytes (read in pieces), its segment and the rate it is decoded at;
+        computed once."""
         if self._key is None:
             digest = hashlib.blake2b(digest_size=16)
             with self.open() as handle:  # in pieces: a two-hour recording is not read whole
@@ -113,9 +122,11 @@ class LengthPolicy:
 
     @property
     def max_samples(self) -> int | None:
+        """The length cap in samples at the policy's rate, or None when clips are not cut."""
         return None if self.max_seconds is None else int(round(self.max_seconds * self.sample_rate))
 
     def describe(self) -> dict:
+        """The policy as a plain dict, for the result file."""
         return asdict(self)
 
 
@@ -241,17 +252,20 @@ class PipelineTimes:
         self.resample: dict[tuple[int, int, str], list] = {}
 
     def add_decode(self, seconds: float) -> None:
+        """Count one decoded clip and the seconds it took (thread-safe)."""
         with self._lock:
             self.decode[0] += seconds
             self.decode[1] += 1
 
     def add_resample(self, rate: int, target: int, method: str, seconds: float) -> None:
+        """Count one resampled clip and its seconds under (from rate, to rate, resampler) (thread-safe)."""
         with self._lock:
             entry = self.resample.setdefault((rate, target, method), [0.0, 0])
             entry[0] += seconds
             entry[1] += 1
 
     def as_dict(self) -> dict:
+        """The totals for the result file: decode and resample seconds and clip counts, the costliest resampling first."""
         with self._lock:
             pairs = sorted(self.resample.items(), key=lambda kv: -kv[1][0])
             return {
@@ -370,6 +384,7 @@ def chunks(lengths: Sequence[int], count: int, budget: int | None = None, floor:
 
 
 def default_workers() -> int:
+    """How many threads decode clips by default: the CPU count, between 1 and 4."""
     return max(1, min(4, (os.cpu_count() or 2)))
 
 

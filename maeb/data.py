@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -53,12 +54,14 @@ class Table:
         return column in self.columns
 
     def require(self, columns: Sequence[str], role: str = "") -> None:
+        """Check that the columns exist; DataError naming the first missing one, its role and the columns there are."""
         missing = [c for c in columns if c not in self.columns]
         if missing:
             what = f" ({role})" if role else ""
             raise DataError(f"{self.name}: column {missing[0]!r}{what} does not exist; available: {', '.join(self.columns)}")
 
     def select(self, indices: Sequence[int]) -> Table:
+        """A copy holding the rows at `indices`, in that order."""
         indices = list(indices)
         lines = [self.lines[i] for i in indices] if self.lines else None
         return Table(
@@ -72,13 +75,16 @@ class Table:
         return f"row {row + 1} of {self.name}"
 
     def where(self, keep: Sequence[bool]) -> Table:
+        """A copy holding the rows whose `keep` entry is true."""
         return self.select([i for i, k in enumerate(keep) if k])
 
     def with_column(self, column: str, values: list, class_label: bool = False) -> Table:
+        """A copy with `column` set to `values` (added or replaced), marked as a class label or not."""
         labels = (self.class_labels | {column}) if class_label else (self.class_labels - {column})
         return Table({**self.columns, column: values}, self.name, labels, self.source, self.lines)
 
     def renamed(self, old: str, new: str) -> Table:
+        """A copy with column `old` named `new` (its class-label mark follows it)."""
         labels = {new if c == old else c for c in self.class_labels}
         return Table({(new if k == old else k): v for k, v in self.columns.items()}, self.name, labels, self.source, self.lines)
 
@@ -96,10 +102,12 @@ class RetrievalData:
 
     @classmethod
     def from_lists(cls, corpus, queries, qrels, candidates=None) -> RetrievalData:
+        """Retrieval data from (id, item) sequences of corpus and queries, keeping repeated ids as they come."""
         return cls(list(corpus), list(queries), qrels, candidates)
 
     @classmethod
     def from_dicts(cls, corpus: dict, queries: dict, qrels, candidates=None) -> RetrievalData:
+        """Retrieval data from id -> item dicts of corpus and queries (a repeated id cannot occur)."""
         return cls(list(corpus.items()), list(queries.items()), qrels, candidates)
 
     def __len__(self) -> int:
@@ -107,6 +115,7 @@ class RetrievalData:
 
     @property
     def has_repeated_ids(self) -> bool:
+        """Whether the corpus or the queries hold an id twice."""
         return len({i for i, _ in self.corpus}) < len(self.corpus) or len({i for i, _ in self.queries}) < len(self.queries)
 
 
@@ -274,6 +283,10 @@ def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = N
         ) from exc
 
 
+def _row_bytes(column, i: int) -> bytes:
+    return column[i].as_py()
+
+
 def _arrow_audio_refs(ds, column: str, label: str, rate: int | None = None) -> list[AudioRef]:
     """AudioRefs that read each row's bytes from the memory-mapped Arrow table on demand."""
     import pyarrow.compute as pc
@@ -283,7 +296,7 @@ def _arrow_audio_refs(ds, column: str, label: str, rate: int | None = None) -> l
     data = pc.struct_field(chunked, "bytes")
     paths = pc.struct_field(chunked, "path").to_pylist()
     return [
-        AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=(lambda i=i: data[i].as_py()), decode_rate=rate)
+        AudioRef(f"{label}/{i}" + (f" ({p})" if p else ""), fetch=functools.partial(_row_bytes, data, i), decode_rate=rate)
         for i, p in enumerate(paths)
     ]
 

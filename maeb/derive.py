@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from typing import Any
 
 from .data import RetrievalData, Table, document_text
 from .errors import DataError, SpecError, check_keys
@@ -48,7 +49,7 @@ FITS = {
 }
 
 
-RULES = {  # value rules of the numeric and choice fields
+RULES: dict[str, dict[str, Any]] = {  # value rules of the numeric and choice fields
     "n_pairs": {"kind": int, "min": 1, "max": 10_000_000},
     "positive_fraction": {"kind": (int, float), "min": 0.0, "max": 1.0},
     "max_queries": {"kind": int, "min": 1},
@@ -70,6 +71,8 @@ def implied_protocol(derive: dict) -> dict:
 
 
 def validate(spec, where: str) -> None:
+    """Check a spec's [derive] table: a known kind, known keys, values in range, and a kind that builds data for the spec's type
+    (SpecError naming the field)."""
     from .tasktypes import Param
 
     if not spec.derive:
@@ -95,6 +98,7 @@ def _text(template: str, label, names: dict | None) -> str:
 
 
 def derive(spec, table: Table):
+    """The task's data built from a labelled table by its [derive] rule (rows, pairs or retrieval data, by kind)."""
     d = spec.derive
     if d["kind"] == "rows":
         return _rows(spec, table)
@@ -156,7 +160,8 @@ def _pairs(refs, labels, by_label, d, rng, name) -> Table:
             f"{name}: [derive] asks for {n_pos} same-label and {n_pairs - n_pos} different-label pairs, but the data "
             f"holds {same} and {other} distinct ones; lower n_pairs or change positive_fraction"
         )
-    seen, pairs = set(), []
+    seen: set[tuple] = set()
+    pairs: list[tuple] = []
     attempts = 0
     while len(pairs) < n_pairs and attempts < 50 * n_pairs:
         attempts += 1

@@ -123,7 +123,8 @@ def _value(value: Any, limit: int = 48) -> str:
             text if len(text) <= limit else json.dumps(value[: limit - 12], ensure_ascii=False)[:-1] + f'…" ({len(value)} chars)'
         )
     if isinstance(value, (list, tuple)):
-        parts, out = [_value(v, limit) for v in value], []
+        parts = [_value(v, limit) for v in value]
+        out: list[str] = []
         for part in parts:
             if len(", ".join(out + [part])) > limit:
                 return "[" + ", ".join(out) + (", " if out else "") + f"… ({len(parts)} items)]"
@@ -204,8 +205,9 @@ def field_rows() -> dict[str, list[dict]]:
             elif name in SHORTHANDS and SHORTHANDS[name] in fields:
                 whole = fields[SHORTHANDS[name]]
                 kind = re.sub(r"^list\[(.*)\]$", r"\1", _field_type(whole))
-                first = whole.default_factory() if whole.default_factory is not dataclasses.MISSING else whole.default
-                default = _value(first[0]) if first else "unset"
+                factory = whole.default_factory  # dataclasses.MISSING when unset, which is not callable
+                first = factory() if callable(factory) else whole.default
+                default = _value(first[0]) if first and first is not dataclasses.MISSING else "unset"
             else:
                 kind, default = "", ""
             values = choices[section].get(name)
@@ -240,6 +242,7 @@ def _docstring_table(doc: str) -> dict[str, str]:
 
 
 def transform_rows() -> list[dict]:
+    """One row per transform op: its required and optional keys and its meaning from maeb.transforms's docstring."""
     docs = _docstring_table(transforms.__doc__)
     return [
         {"op": op, "required": sorted(required), "optional": sorted(optional), "meaning": docs.get(op, "")}
@@ -261,6 +264,7 @@ def _rule_default(rule) -> str:
 
 
 def derive_rows() -> list[dict]:
+    """One row per [derive] kind: its fields with their allowed values and defaults, and the meaning from maeb.derive's docstring."""
     docs = _docstring_table(derive.__doc__)
     rows = []
     for kind, names in derive.KINDS.items():
@@ -277,8 +281,9 @@ def derive_rows() -> list[dict]:
 
 def _mteb_name(name: str, module) -> str:
     entry = getattr(tasktypes, "REGISTRY", {}).get(name)
-    if isinstance(getattr(entry, "mteb_type", None), str):
-        return entry.mteb_type
+    mteb_type = getattr(entry, "mteb_type", None)
+    if isinstance(mteb_type, str):
+        return mteb_type
     if tasktypes.is_outside(name):
         return tasktypes.mteb_type_of(name)
     return {**getattr(spec, "TYPES", {}), **getattr(spec, "GENERATIVE_TYPES", {})}.get(name, name)
@@ -320,14 +325,12 @@ def _splits(name: str, module) -> list[tuple[str, list[str]]]:
 
 def _needs(name: str, module) -> list[tuple[str, list[str]]]:
     """The sides of the model the type needs, by task category where they depend on it."""
-    by_category = {}
-    for category in [None, *sorted(spec.CATEGORIES)]:
-        by_category[category] = sorted(module.needs(_example_spec(name, module, category=category)))
-    base = by_category[None]
-    differing = {c: v for c, v in by_category.items() if v != base}
+    base = sorted(module.needs(_example_spec(name, module, category=None)))
     groups: dict[tuple, list[str]] = {}
-    for category, sides in differing.items():
-        groups.setdefault(tuple(sides), []).append(category)
+    for category in sorted(spec.CATEGORIES):
+        sides = sorted(module.needs(_example_spec(name, module, category=category)))
+        if sides != base:
+            groups.setdefault(tuple(sides), []).append(category)
     return [("", base)] + [("category " + ", ".join(cats), list(sides)) for sides, cats in groups.items()]
 
 
@@ -345,6 +348,8 @@ def _compact_metrics(names: list[str]) -> tuple[list[str], list[str]]:
 
 
 def type_info(name: str) -> dict:
+    """Everything a user needs to write a spec of task type `name`: its parameters, metrics, main score, needed model sides and
+    summary."""
     module = tasktypes.get(name)
     params = []
     aliases = {new: old for old, new in getattr(module, "ALIASES", {}).items()}
@@ -352,9 +357,8 @@ def type_info(name: str) -> dict:
         row = {"name": key, **_param_rule(name, key, value)}
         row["alias"] = aliases.get(key, "")
         params.append(row)
-    metrics = None
-    if callable(getattr(module, "metrics", None)):
-        metrics = list(module.metrics(_example_spec(name, module)))
+    lister = getattr(module, "metrics", None)  # a task type may not list its metrics
+    metrics = list(lister(_example_spec(name, module))) if callable(lister) else None
     paragraph = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
     first = re.match(r"^(.*?\.)(?:\s|$)", paragraph)
     summary = first.group(1) if first else paragraph.rstrip(":") + "."

@@ -14,10 +14,13 @@ def is_out_of_memory(exc: BaseException) -> bool:
     torch = sys.modules.get("torch")
     oom = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
     seen = 0
-    while exc is not None and seen < 8:
-        if (oom is not None and isinstance(exc, oom)) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()):
+    cause: BaseException | None = exc
+    while cause is not None and seen < 8:
+        if (oom is not None and isinstance(cause, oom)) or (
+            isinstance(cause, RuntimeError) and "out of memory" in str(cause).lower()
+        ):
             return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return False
 
 

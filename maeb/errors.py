@@ -53,6 +53,7 @@ class UnknownName(MaebError):
 
 
 def closest(name: str, known: list[str], n: int = 3) -> list[str]:
+    """Up to n names of `known` close to `name` (by spelling, then containing it), for "did you mean" hints."""
     lowered = {k.lower(): k for k in known}
     hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
     substring = [k for k in known if name.lower() in k.lower() and k.lower() not in hits]

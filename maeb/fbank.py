@@ -230,7 +230,7 @@ def kaldi_fbank(
     features = torch.mm(spectrum, banks.to(device=device, dtype=dtype).T)
     if use_log_fbank:
         features = torch.maximum(features, epsilon).log()
-    if use_energy:
+    if energy is not None:  # set exactly when use_energy
         parts = (features, energy.unsqueeze(1)) if htk_compat else (energy.unsqueeze(1), features)
         features = torch.cat(parts, dim=1)
     if subtract_mean:

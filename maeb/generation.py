@@ -39,6 +39,7 @@ def generate(emb: Embedder, refs: Sequence[AudioRef], prompts: Sequence[str], se
     for i, k in enumerate(keys):
         if k and k not in found and refs[i].name not in emb.stats.skipped:
             todo.setdefault(k, i)
+    key_of = {i: k for k, i in todo.items()}
     # every clip is decoded once, however many prompts it is asked with
     by_clip: dict[str, list[int]] = {}
     for i in todo.values():
@@ -50,7 +51,7 @@ def generate(emb: Embedder, refs: Sequence[AudioRef], prompts: Sequence[str], se
         for start in range(0, len(pairs), emb.batch_size):
             chunk = pairs[start : start + emb.batch_size]
             texts = _generate_batch(emb, chunk, refs, prompts, settings)
-            new = {keys[i]: str(t) for (i, _), t in zip(chunk, texts)}
+            new = {key_of[i]: str(t) for (i, _), t in zip(chunk, texts)}
             emb.cache.put_texts(new)
             found.update(new)
             emb.stats.generated += len(new)

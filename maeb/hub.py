@@ -28,6 +28,7 @@ _active: Session | None = None
 
 
 def endpoint() -> str:
+    """The hub address huggingface_hub is configured with, without a trailing slash."""
     from huggingface_hub import constants
 
     return constants.ENDPOINT.rstrip("/")
@@ -95,6 +96,7 @@ class Session:
         os.environ["HF_HUB_OFFLINE"] = "1"  # for libraries imported later in the run
 
     def close(self) -> None:
+        """Restore the offline flags and environment the session changed; a second call does nothing."""
         if self._saved is None:
             return
         import datasets.config
@@ -177,16 +179,18 @@ def cached_default_config(repo: str, revision: str | None) -> str | None:
 
 
 def first_line(exc: BaseException) -> str:
+    """The first non-empty line of an exception's message, or its class name when it has none."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     return lines[0] if lines else type(exc).__name__
 
 
 def _chain(exc: BaseException):
     seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or link.__context__
 
 
 def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> str | None:

@@ -71,26 +71,26 @@ def pick_split(available: Sequence[str], wanted: str, where: str) -> str:
 # -- R2 ------------------------------------------------------------------------------------------
 def retrieval_configs(configs: Sequence[str], subset: str, where: str) -> dict[str, str | None]:
     """Config per role (corpus, queries, qrels, top_ranked) of a retrieval repository (R2)."""
-    configs = set(configs)
+    known = set(configs)
     prefix = "" if subset == "default" else f"{subset}-"
-    if prefix + "instruction" in configs:
+    if prefix + "instruction" in known:
         raise DataError(f"{where}: config {prefix}instruction (instructions joined to queries) is not supported by maeb")
     if prefix:
         qrels = prefix + "qrels"
     else:
-        qrels = "default" if "default" in configs else "qrels"
-    names = {
+        qrels = "default" if "default" in known else "qrels"
+    names: dict[str, str | None] = {
         "corpus": prefix + "corpus",
-        "queries": "query" if "query" in configs else prefix + "queries",
+        "queries": "query" if "query" in known else prefix + "queries",
         "qrels": qrels,
     }
     for role, name in names.items():
-        if name not in configs:
+        if name not in known:
             expected = {"qrels": f"{prefix}qrels" if prefix else "default or qrels", "queries": f"query or {prefix}queries"}
             raise DataError(
-                f"{where}: no {role} config ({expected.get(role, name)}); the repository has {', '.join(sorted(configs))}"
+                f"{where}: no {role} config ({expected.get(role, name)}); the repository has {', '.join(sorted(known))}"
             )
-    names["top_ranked"] = prefix + "top_ranked" if prefix + "top_ranked" in configs else None
+    names["top_ranked"] = prefix + "top_ranked" if prefix + "top_ranked" in known else None
     return names
 
 
@@ -105,6 +105,8 @@ def id_column(columns: Sequence[str], where: str) -> str:
 
 
 def ids_as_strings(values: list, column: str, where: str) -> list[str]:
+    """A retrieval id column as strings: '_id' values are cast (as mteb does); other non-string ids are a DataError, because mteb
+    would match none of them against the qrels."""
     if column == "_id":
         return [str(v) for v in values]
     bad = next((v for v in values if not isinstance(v, str)), None)

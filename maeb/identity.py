@@ -31,6 +31,7 @@ PATH_OPTIONS = ("path", "weights_path", "checkpoint", "text_path")
 
 
 def digest(value, size: int = 16) -> str:
+    """A short sha256 hex digest of a JSON-able value (keys sorted), for cache and experiment identities."""
     blob = json.dumps(value, sort_keys=True, default=_plain, ensure_ascii=False).encode()
     return hashlib.sha256(blob).hexdigest()[:size]
 
@@ -46,6 +47,7 @@ def _plain(value):
 
 
 def versions(packages) -> dict[str, str]:
+    """The installed version of each named package ("not installed" when absent), for the result file."""
     out = {}
     for name in packages:
         try:
@@ -155,6 +157,7 @@ def folder_content(folder: str | Path, small: int = 64 << 20) -> str:
 
 
 def merged_options(meta, overrides: Mapping) -> dict:
+    """The model's registered options with the run's overrides on top."""
     return {**meta.options, **dict(overrides)}
 
 
@@ -174,7 +177,7 @@ def experiment_settings(
     the protocol's, a batch size other than mteb's for families batched in call order, and a
     perturbation chain (its canonical string), so a perturbed result never sits where the clean
     one does, and a long-audio window policy (maeb.windows) other than the head cut."""
-    out = {}
+    out: dict[str, object] = {}
     for key, value in sorted(dict(overrides).items()):
         if meta.options.get(key) == value:
             continue

@@ -61,6 +61,9 @@ class _Stopped(Exception):
 
 @dataclass
 class Endpoint:
+    """An OpenAI-compatible chat endpoint (a judge, or a model served over HTTP): where it is, its API key variable, and how hard
+    the client retries."""
+
     base_url: str
     model: str
     api_key_env: str = "OPENAI_API_KEY"
@@ -72,10 +75,12 @@ class Endpoint:
 
     @property
     def api_key(self) -> str | None:
+        """The API key from the environment variable the endpoint names, or None."""
         return os.environ.get(self.api_key_env)
 
     @property
     def label(self) -> str:
+        """How error messages name the endpoint: "judge MODEL at URL"."""
         return f"{self.role} {self.model} at {self.base_url}"
 
     def public(self) -> dict:
@@ -92,10 +97,12 @@ class Gate:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def hold_until(self, moment: float) -> None:
+        """Make every worker wait until `moment` (monotonic seconds) before its next request, e.g. after a Retry-After."""
         with self.lock:
             self.not_before = max(self.not_before, moment)
 
     def wait(self, deadline: float, stop: threading.Event | None) -> None:
+        """Sleep until the gate opens or the deadline comes; stops early (raising _Stopped) when `stop` is set."""
         pause = min(self.not_before, deadline) - time.monotonic()
         if pause > 0 and _sleep(pause, stop):
             raise _Stopped
@@ -258,6 +265,7 @@ class ReplyCache:
     @staticmethod
     def key(base_url: str, model: str, messages: list[dict], options: dict) -> str:
         # the URL is part of the key: two servers that serve "the same" model name may not be the same model
+        """The cache key of one request: a sha256 of the server URL, model, messages and options."""
         blob = json.dumps(
             {"base_url": base_url.rstrip("/"), "model": model, "messages": messages, "options": options},
             sort_keys=True,
@@ -266,11 +274,13 @@ class ReplyCache:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def get(self, key: str) -> str | None:
+        """The cached reply for `key`, or None."""
         with self._lock:
             row = self._db.execute("SELECT text FROM reply WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def put(self, key: str, text: str) -> None:
+        """Store a reply under `key`; an empty reply is not stored, so it is asked again next time."""
         if not text.strip():  # an empty judgement is never a judgement
             return
         with self._lock:
@@ -377,6 +387,7 @@ class Judge:
         return Replies([found.get(k) for k in keys], failed, labels)
 
     def describe(self, prompt_version: str) -> dict:
+        """The judge's settings for the result file: endpoint, prompt version, decoding options and retry limits."""
         return {
             **self.endpoint.public(),
             "prompt_version": prompt_version,

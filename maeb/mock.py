@@ -17,10 +17,14 @@ EDGES = np.geomspace(80.0, 7600.0, 17)
 
 
 def band_of(freq: float) -> int:
+    """The index of the band (of EDGES) that holds frequency `freq`, clamped to the bands there are."""
     return int(np.clip(np.searchsorted(EDGES, freq) - 1, 0, len(EDGES) - 2))
 
 
 class SpectralEncoder:
+    """A deterministic test encoder: an audio vector is the log energy in 16 frequency bands; a text naming a frequency ("440 Hz")
+    points at that band."""
+
     sample_rate = 16000
     max_seconds = 30.0
     min_samples = 0
@@ -30,9 +34,11 @@ class SpectralEncoder:
         self.options = options
 
     def config(self):
+        """The encoder's settings for its cache identity (its options included)."""
         return {"bands": 16, **self.options}
 
     def embed_audio(self, clips):
+        """Each clip's log band energies, normalised (after an optional delay, for fault tests)."""
         if self.options.get("embed_delay"):  # a slow model for fault tests (a kill or Ctrl-C mid-batch)
             time.sleep(float(self.options["embed_delay"]))
         out = []
@@ -64,6 +70,7 @@ class SpectralEncoder:
         return out
 
     def embed_text(self, texts):
+        """A one-hot vector at the band of the first number in each text, on a small floor."""
         out = np.full((len(texts), 16), 0.01, dtype=np.float32)
         for i, text in enumerate(texts):
             match = re.search(r"(\d+(?:\.\d+)?)", text)
@@ -73,6 +80,7 @@ class SpectralEncoder:
 
 
 def tone(freq: float, seconds: float, rate: int = 16000, seed: int = 0, noise: float = 0.05) -> np.ndarray:
+    """A sine of `freq` Hz with a little seeded noise, as float32 samples at `rate`."""
     rng = np.random.default_rng(seed)
     t = np.arange(int(seconds * rate)) / rate
     return (0.5 * np.sin(2 * np.pi * freq * t) + noise * rng.standard_normal(t.size)).astype(np.float32)
@@ -127,12 +135,15 @@ class IdentityEncoder:
         self.text_vectors = {k: np.asarray(v, dtype=np.float32) for k, v in (text_vectors or {}).items()}
 
     def config(self):
+        """The encoder's settings for its cache identity."""
         return {"identity": True}
 
     def embed_audio(self, clips):
+        """Each clip's samples as its vector (clips of one length), so tests can compute the expected scores themselves."""
         return np.stack([np.asarray(c, dtype=np.float32) for c in clips])
 
     def embed_text(self, texts):
+        """Each text's vector from the `text_vectors` table the test gave."""
         return np.stack([self.text_vectors[t] for t in texts])
 
 
@@ -193,9 +204,12 @@ class ToneDescriber:
         self.calls = 0
 
     def config(self):
+        """The model's settings for its cache identity."""
         return {"kind": "tone-describer", **self.options}
 
     def generate(self, clips, prompts, settings):
+        """One answer per (clip, prompt): the option letter naming the clip's pitch for a multiple-choice prompt, otherwise a
+        sentence naming the pitch."""
         self.calls += 1
         out = []
         for clip, prompt in zip(clips, prompts):

@@ -50,6 +50,7 @@ class Step:
     uses_pool: ClassVar[bool] = False
 
     def canonical(self) -> str:
+        """The step as "name:key=value,..." with unset fields left out: its part of the chain's canonical string."""
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
@@ -59,10 +60,12 @@ class Step:
         return self.name + (":" + ",".join(parts) if parts else "")
 
     def apply(self, samples: np.ndarray, rate: int, seed: int, pool=None) -> np.ndarray:
+        """The perturbed clip (float32 samples at `rate`), drawn from `seed`; `pool` gives other clips for babble noise."""
         raise NotImplementedError
 
 
 def rms(x: np.ndarray) -> float:
+    """The root mean square of the samples (0 for an empty clip)."""
     return float(np.sqrt(np.mean(np.square(x, dtype=np.float64)))) if x.size else 0.0
 
 
@@ -296,17 +299,24 @@ class Codec(Step):
         return next((r for r in rates if r >= rate), rates[-1])
 
     def level_for(self, rate: int) -> float:
+        """libsndfile's compression level for this codec at `rate` Hz: vorbis's own level, or the
+        bitrate mapped onto the format's bitrate range (PerturbError when it lies outside)."""
         if self.format == "vorbis":
+            if self.level is None:  # __post_init__ refuses this; the check names it for the type checker
+                raise PerturbError("codec vorbis needs level between 0 and 1")
             return float(self.level)
+        bitrate = self.bitrate
+        if bitrate is None:  # likewise refused by __post_init__
+            raise PerturbError(f"codec {self.format} needs bitrate=KBPS (and no level)")
         if self.format == "mp3":
             high, low = next(v for k, v in MP3_BITRATES.items() if rate in k)
         else:
             high, low = OPUS_BITRATES
-        if not low <= self.bitrate <= high:
-            raise PerturbError(f"codec {self.format} at {rate} Hz takes bitrate {low:g}-{high:g} kbps, not {self.bitrate:g}")
+        if not low <= bitrate <= high:
+            raise PerturbError(f"codec {self.format} at {rate} Hz takes bitrate {low:g}-{high:g} kbps, not {bitrate:g}")
         # libsndfile's level maps linearly from the highest bitrate (0) to the lowest (1); LAME
         # rejects exactly 1
-        return min((high - self.bitrate) / (high - low), 0.999)
+        return min((high - bitrate) / (high - low), 0.999)
 
     def _round_trip(self, x: np.ndarray, rate: int) -> np.ndarray:
         import soundfile as sf
@@ -394,10 +404,12 @@ class Chain:
         return cls(steps) if steps else None
 
     def canonical(self) -> str:
+        """The chain as one string without spaces (it names the results folder), e.g. "noise:snr=10,kind=white+gain:db=-6"."""
         return "+".join(s.canonical() for s in self.steps)  # no spaces: it names a results folder
 
     @property
     def uses_pool(self) -> bool:
+        """Whether a step draws from the task's babble pool."""
         return any(s.uses_pool for s in self.steps)
 
     def check(self, rate: int) -> None:
@@ -407,6 +419,7 @@ class Chain:
                 step.level_for(step._rate(rate))
 
     def describe(self) -> dict:
+        """The chain for the result file: its steps, canonical string and where it applies in the pipeline."""
         return {
             "chain": [s.canonical() for s in self.steps],
             "canonical": self.canonical(),
@@ -414,6 +427,7 @@ class Chain:
         }
 
     def apply(self, samples: np.ndarray, rate: int, clip_key: str, pool=None) -> np.ndarray:
+        """The clip after every step in turn; each step's seed comes from its position, itself and the clip's key."""
         out = np.asarray(samples, dtype=np.float32)
         for i, step in enumerate(self.steps):
             out = step.apply(out, rate, step_seed(i, step, clip_key), pool)
@@ -421,5 +435,7 @@ class Chain:
 
 
 def step_seed(index: int, step: Step, clip_key: str) -> int:
+    """The seed of step `index` of a chain on one clip: a hash of the position, the step and the clip's key, so a clip is
+    perturbed the same in every run."""
     blob = f"{index}|{step.canonical()}|{clip_key}".encode()
     return int.from_bytes(hashlib.blake2b(blob, digest_size=8).digest(), "little")

@@ -25,7 +25,7 @@ class BabblePool:
     one vector per pool."""
 
     def __init__(self, refs: Sequence[AudioRef], policy: LengthPolicy):
-        keyed = {}
+        keyed: dict[str, AudioRef] = {}
         for ref in refs:
             try:
                 keyed.setdefault(ref.key, ref)
@@ -38,6 +38,7 @@ class BabblePool:
         self._lock = threading.Lock()
 
     def clips(self) -> list[tuple[str, np.ndarray]]:
+        """The pool's clips as (content key, samples), decoded clean once on first use; clips that cannot be decoded are left out."""
         with self._lock:  # decoding threads perturb in parallel; the pool is decoded once
             if self._clips is None:
                 out = []
@@ -52,6 +53,7 @@ class BabblePool:
             return self._clips
 
     def without(self, key: str) -> _PoolView:
+        """The pool as a clip sees it: without the clip itself."""
         return _PoolView(self, key)
 
 
@@ -88,6 +90,7 @@ class PerturbedRef(AudioRef):
 
     @property
     def key(self) -> str:
+        """The perturbed clip's content key: the clean key with the chain and the babble pool's digest."""
         if self._key is None:
             pool = f"|pool:{self.pool.digest}" if self.pool is not None else ""
             text = f"{self.base.key}|perturb:{self.chain.canonical()}{pool}"
@@ -95,9 +98,11 @@ class PerturbedRef(AudioRef):
         return self._key
 
     def perturb(self, samples: np.ndarray, rate: int) -> np.ndarray:
+        """The decoded clean samples perturbed by the chain (a babble pool without this clip)."""
         view = self.pool.without(self.base.key) if self.pool is not None else None
         return self.chain.apply(samples, rate, self.base.key, view)
 
 
 def perturbed(refs: Sequence[AudioRef], chain: Chain, pool: BabblePool | None) -> list[AudioRef]:
+    """The references wrapped so that decoding applies the chain (a reference already perturbed is kept)."""
     return [r if isinstance(r, PerturbedRef) else PerturbedRef(r, chain, pool) for r in refs]

@@ -59,7 +59,7 @@ class _Lines:
         now = self.owner.clock()
         if self.timed_from is None:
             self.timed_from = (now, self.done)
-        if now - self.owner.last >= self.owner.interval:
+        if self.owner.last is None or now - self.owner.last >= self.owner.interval:
             self._say()
 
     def close(self) -> None:
@@ -98,6 +98,7 @@ class Progress:
         return cls(None if value is True else value)
 
     def bar(self, total: int, desc: str, unit: str = "clip", minimum: int = 1):
+        """A progress bar of `total` units in this mode (tqdm, log lines, or a silent one when off or under `minimum`)."""
         if self.mode == "off" or total < minimum:
             return _Silent()
         if self.mode == "lines":
@@ -107,8 +108,11 @@ class Progress:
         return tqdm(total=total, desc=desc, unit=unit, file=self.stream, dynamic_ncols=True, leave=False)
 
     def iterate(self, items: Iterable, desc: str, total: int | None = None, minimum: int = 2):
-        items = list(items) if total is None else items
-        bar = self.bar(len(items) if total is None else total, desc, unit="step", minimum=minimum)
+        """Yield the items while a bar counts them; `total` when the items are a generator that should not be listed."""
+        if total is None:
+            items = list(items)
+            total = len(items)
+        bar = self.bar(total, desc, unit="step", minimum=minimum)
         try:
             for item in items:
                 yield item

@@ -26,6 +26,7 @@ _STALE_TMP_SECONDS = 600  # a temporary file this old belongs to a killed run
 
 
 def rounded(value: Any, places: int = 6) -> Any:
+    """The value with every float rounded to `places` (NaN and infinities kept), through dicts, lists and numpy scalars."""
     if isinstance(value, float):
         return value if math.isnan(value) or math.isinf(value) else round(value, places)
     if isinstance(value, dict):
@@ -93,10 +94,12 @@ def check_writable(folder: Path) -> None:
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:
+    """Write JSON (indented, NaN allowed as mteb writes it) through a temporary file, so a crash never leaves half a file."""
     _write_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
+    """Write text through a temporary file renamed into place, so a crash never leaves half a file."""
     _write_atomic(path, text)
 
 
@@ -149,6 +152,8 @@ def experiment_name(kwargs: dict | None) -> str | None:
 
 
 def model_dir(root: Path, meta: ModelMeta, experiment: dict | None = None) -> Path:
+    """The folder of a model's results, mteb's layout: ROOT/ORG__NAME/REVISION, and under experiments/NAME for a run that differs
+    from the registered entry."""
     revision = str(meta.revision).replace("/", "_")
     folder = Path(root) / meta.folder / revision
     name = experiment_name(experiment)
@@ -156,10 +161,13 @@ def model_dir(root: Path, meta: ModelMeta, experiment: dict | None = None) -> Pa
 
 
 def result_path(root: Path, meta: ModelMeta, task_name: str, experiment: dict | None = None) -> Path:
+    """Where a task's result file goes: the model's folder / TASK.json."""
     return model_dir(root, meta, experiment) / f"{task_name}.json"
 
 
 def write_model_meta(root: Path, meta: ModelMeta, options: dict | None = None, experiment: dict | None = None) -> Path:
+    """Write model_meta.json (mteb's model metadata with the run's options and experiment) into the model's folder and return its
+    path."""
     path = model_dir(root, meta, experiment) / "model_meta.json"
     if path.parent.is_dir():
         remove_stale_temporaries(path.parent)
@@ -183,6 +191,7 @@ def task_result(spec: TaskSpec, scores: dict[str, list[dict]], evaluation_time: 
 
 
 def read_result(path: Path) -> dict | None:
+    """A result file's JSON, or None when it is missing or unreadable (e.g. cut off)."""
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)

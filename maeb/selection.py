@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
@@ -24,6 +25,8 @@ PROTECTED = ("BirdCLEF", "RavdessZeroshot")
 
 @dataclass
 class Matrix:
+    """Scores as a models x tasks array (NaN where missing), with each task's mean evaluation time."""
+
     models: list[str]
     tasks: list[str]
     values: np.ndarray  # models x tasks, NaN where missing
@@ -31,6 +34,8 @@ class Matrix:
 
 
 def score_matrix(scores: list[Score], tasks: list[str], max_missing: int = 10) -> Matrix:
+    """The scores of `tasks` as a Matrix (a cell: the mean of its scores); models missing more than `max_missing` tasks
+    are dropped."""
     per: dict[tuple[str, str], list[float]] = defaultdict(list)
     times: dict[str, list[float]] = defaultdict(list)
     for s in scores:
@@ -75,12 +80,16 @@ def task_correlations(matrix: Matrix) -> np.ndarray:
 
 @dataclass
 class Selection:
+    """The result of a task selection: its correlation threshold, the tasks kept, the removed ones (each with why) and the
+    validation figures."""
+
     threshold: float
     selected: list[str]
     removed: list[dict] = field(default_factory=list)
     validation: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The selection as a plain dict, for JSON output."""
         return {"threshold": self.threshold, "selected": self.selected, "removed": self.removed, "validation": self.validation}
 
 
@@ -93,6 +102,9 @@ def _coverage_keys(info: TaskInfo) -> list[tuple[str, str]]:
 
 
 def select(matrix: Matrix, infos: dict[str, TaskInfo], threshold: float = 0.8, protected=PROTECTED) -> Selection:
+    """Greedy task selection: for each pair of tasks correlated above `threshold`, strongest first, drop one (the
+    audio-to-text side of a t2a/a2t pair, else the costlier) unless it is protected or the last of its coverage group;
+    returns the Selection with its validation."""
     rho = task_correlations(matrix)
     tasks = list(matrix.tasks)
     alive = set(tasks)
@@ -159,11 +171,14 @@ def select(matrix: Matrix, infos: dict[str, TaskInfo], threshold: float = 0.8, p
 
 
 def model_means(matrix: Matrix, tasks: list[str]) -> np.ndarray:
+    """Each model's mean score over `tasks`, ignoring missing cells."""
     cols = [matrix.tasks.index(t) for t in tasks]
     return np.nanmean(matrix.values[:, cols], axis=1)
 
 
 def validate(matrix: Matrix, selected: list[str]) -> dict:
+    """How well the selected tasks stand for the pool: Pearson and Spearman correlation of the models' means over both,
+    and the evaluation time of each (the speedup)."""
     full, sub = model_means(matrix, matrix.tasks), model_means(matrix, selected)
     ok = ~(np.isnan(full) | np.isnan(sub))
     t_full = sum(matrix.eval_time.get(t, 0.0) for t in matrix.tasks)
@@ -181,6 +196,7 @@ def validate(matrix: Matrix, selected: list[str]) -> dict:
 
 
 def sweep(matrix: Matrix, infos: dict[str, TaskInfo], thresholds) -> list[dict]:
+    """The validation figures of a selection at each threshold."""
     out = []
     for th in thresholds:
         result = select(matrix, infos, th)
@@ -206,7 +222,7 @@ def tradeoff(scores: list[Score], acoustic: list[str], linguistic: list[str]) ->
     """Per model: mean over an acoustic task group and a linguistic one, side by side."""
     ma, ml = score_matrix(scores, acoustic, max_missing=0), score_matrix(scores, linguistic, max_missing=0)
     common = sorted(set(ma.models) & set(ml.models))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for m in common:
         a = float(np.mean(ma.values[ma.models.index(m)]))
         b = float(np.mean(ml.values[ml.models.index(m)]))

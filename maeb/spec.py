@@ -74,6 +74,8 @@ CATEGORIES = {"a2a", "a2c", "a2t", "t2a", "t2t"}
 
 @dataclass(frozen=True)
 class DataSpec:
+    """Where a task's data comes from (a hub repository, a local folder or file) and how to read it: subsets, splits and columns."""
+
     source: str
     path: str
     revision: str | None = None
@@ -96,6 +98,7 @@ class DataSpec:
 
     @property
     def audio_column(self) -> str:
+        """The first audio column (most task types use one)."""
         return self.audio_columns[0]
 
     def location(self, variables: dict[str, str] | None = None) -> str:
@@ -107,6 +110,9 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class TaskSpec:
+    """A task as declared by its TOML spec: name, type, data, protocol parameters, main score and the metadata the leaderboard
+    groups by."""
+
     name: str
     type: str
     data: DataSpec
@@ -133,6 +139,7 @@ class TaskSpec:
 
     @property
     def mteb_type(self) -> str:
+        """The task's type under mteb's name (e.g. "AudioClassification"), as result files record it."""
         return TYPES.get(self.type) or GENERATIVE_TYPES.get(self.type) or mteb_type_of(self.type)
 
     @property
@@ -141,6 +148,7 @@ class TaskSpec:
         return self.dataset_revision or self.data.revision or "local"
 
     def languages_for(self, subset: str) -> list[str]:
+        """The languages of `subset` (a spec may give one list or one per subset)."""
         if isinstance(self.languages, dict):
             return list(self.languages.get(subset, []))
         return list(self.languages)
@@ -238,6 +246,8 @@ def _check_split_by(split_by, where: str) -> None:
 
 
 def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str = "") -> TaskSpec:
+    """Check a spec's raw TOML table (`where` names it in errors; `base` is the folder relative paths start from) and return the
+    TaskSpec."""
     from . import tasktypes  # the types register their protocol parameters
 
     check_keys(where, raw, TOP_FIELDS)
@@ -297,9 +307,11 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
             check_keys(f"{where}: domains", {domain: None}, DOMAINS)
     if spec.category is not None and spec.category not in CATEGORIES:
         check_keys(f"{where}: category", {spec.category: None}, CATEGORIES)
-    if callable(getattr(module, "metrics", None)) and spec.main_score not in module.metrics(spec):
-        close = closest(spec.main_score, list(module.metrics(spec)))
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; one of {', '.join(module.metrics(spec)[:12])}, ..."
+    metrics = getattr(module, "metrics", None)  # a task type may not list its metrics
+    names = list(metrics(spec)) if callable(metrics) else None
+    if names is not None and spec.main_score is not None and spec.main_score not in names:
+        close = closest(spec.main_score, names)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; one of {', '.join(names[:12])}, ..."
         raise SpecError(f"{where}: main_score {spec.main_score!r} is not a metric of {kind}{hint}")
     validate_transforms(spec.transforms, where)
     validate_derive(spec, where)
@@ -307,6 +319,7 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
 
 
 def load_spec(path: str | Path) -> TaskSpec:
+    """Read and check a task spec TOML file; SpecError naming the file and field when it is wrong."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

@@ -83,10 +83,12 @@ class ReplayEmbedder:
         return getattr(self._emb, name)
 
     def audio(self, refs):
+        """The cached audio vectors with the replay's noise added, and the mask of usable clips."""
         x, ok = self._emb.audio(refs)
         return noise(x, self._eps, self._seed), ok
 
     def text(self, texts):
+        """The cached text vectors with the replay's noise added."""
         return noise(self._emb.text(texts), self._eps, self._seed)
 
     def perturb_frames(self, frames: list) -> list:
@@ -97,13 +99,17 @@ class ReplayEmbedder:
         """Nothing: the base run warned about the same data once (a replay repeated each warning)."""
 
     def label(self, context: str) -> None:
+        """Set what messages name as the context."""
         self.record.context = context
 
     @property
     def context(self) -> str:
+        """The task, split and subset being replayed (for messages)."""
         return self.record.context
 
     def progress(self, items, what: str):
+        """The experiments to refit in this replay: all of them, or the replay's block when `block` is set (the picked indices are
+        kept)."""
         items = list(items)
         self.experiments = len(items)
         if self._block is None or not items:
@@ -114,6 +120,7 @@ class ReplayEmbedder:
         return [items[i] for i in self.picked]
 
     def progress_iter(self, iterator, total: int, what: str):
+        """The iterator unchanged: a replay shows no progress."""
         return iterator
 
 
@@ -127,7 +134,8 @@ def replay(spec, data, emb, eps: float, seed: int, block: int | None = None) -> 
     kind = tasktypes.get(spec.type)
     view = ReplayEmbedder(emb, eps, seed, block)
     state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
-    scores, picked = {}, {}
+    scores: dict[str, list] = {}
+    picked: dict[tuple[str, int], object] = {}
     for split in spec.data.eval_splits:
         entries = []
         for i, (subset, tables) in enumerate(data.items()):
@@ -251,6 +259,7 @@ def exact(kind_name: str) -> dict:
 
 
 def disabled() -> dict:
+    """The stability record of a run with --stability-replays 0."""
     return {"method": "not measured", "replays": 0, "why": "--stability-replays 0"}
 
 

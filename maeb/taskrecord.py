@@ -17,6 +17,8 @@ MIN_EMBED_SECONDS = 5.0  # ... when it embedded for at least this long
 
 @dataclass
 class EmbedStats:
+    """Counts of what a task embedded, found cached, generated and skipped, for the result file."""
+
     clips_embedded: int = 0
     clips_cached: int = 0
     texts_embedded: int = 0
@@ -32,6 +34,7 @@ class EmbedStats:
     skipped: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The counts as a dict (seconds rounded; skipped clips as a count)."""
         out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items() if k != "skipped"}
         out["skipped_clips"] = len(self.skipped)
         return out
@@ -39,6 +42,9 @@ class EmbedStats:
 
 @dataclass
 class TaskRecord:
+    """What the run records about one task while it is evaluated: context, counts, the clips and texts it used, warnings and
+    decoding times."""
+
     context: str = ""  # the task, and while evaluating its subset and split (for messages)
     stats: EmbedStats = field(default_factory=EmbedStats)
     clips: set[str] = field(default_factory=set)  # content keys of the clips the task used
@@ -56,6 +62,7 @@ class TaskRecord:
         self.outcomes = (metric, list(refs), [float(v) for v in values])
 
     def take_outcomes(self) -> tuple[str, list, list] | None:
+        """The per-clip outcomes recorded for the current split (maeb.durations), cleared so they are read once."""
         out, self.outcomes = self.outcomes, None
         return out
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +46,8 @@ def _precision(cand: list[str], refs: list[list[str]], n: int) -> float:
 
 
 def sentence_bleu(candidate: str, references: Sequence[str], max_n: int = 4) -> list[float]:
+    """BLEU-1 .. BLEU-max_n of one lower-cased, whitespace-split candidate against its references, with the brevity penalty of the
+    closest reference length."""
     cand = candidate.lower().split()
     refs = [r.lower().split() for r in references]
     closest = min((len(r) for r in refs), key=lambda length: abs(length - len(cand)))
@@ -65,6 +68,7 @@ def sentence_bleu(candidate: str, references: Sequence[str], max_n: int = 4) -> 
 
 
 def corpus_bleu(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
+    """BLEU-1 to BLEU-4 of a corpus: the mean of the sentence scores (0 for an empty corpus)."""
     per = np.array([sentence_bleu(c, r) for c, r in zip(candidates, references)]) if candidates else np.zeros((0, 4))
     return {f"Bleu_{n}": float(per[:, n - 1].mean()) if len(per) else 0.0 for n in range(1, 5)}
 
@@ -78,7 +82,7 @@ class SentenceMetrics:
         from sentence_transformers import SentenceTransformer
 
         self.sbert = SentenceTransformer(str(sbert_path), device=device)
-        self.bert = self.sbert[0].auto_model
+        self.bert: Any = self.sbert[0].auto_model  # a transformers model: its embeddings module is read below
         self.device = device
         self.error_checker = error_checker
         self.batch_size = batch_size

@@ -33,6 +33,7 @@ OPS = {
 
 
 def validate(transforms: list[dict], where: str) -> None:
+    """Check a spec's transforms: known ops with their required keys and no others (SpecError naming the step)."""
     for i, step in enumerate(transforms):
         at = f"{where}: transforms[{i}]"
         if "op" not in step:
@@ -92,6 +93,7 @@ def _valid_audio_rows(table: Table, step: dict) -> list[bool]:
 
 
 def apply(table: Table, step: dict) -> Table:
+    """One transform step applied to a table (see the module docstring for the ops)."""
     op = step["op"]
     if op == "head":
         return table.select(range(min(step["n"], len(table))))
@@ -122,6 +124,7 @@ def apply(table: Table, step: dict) -> Table:
 
 
 def apply_all(table: Table, transforms: list[dict], split: str) -> Table:
+    """The table after each transform step that applies to `split`, in order."""
     for step in transforms:
         if "splits" in step and split not in step["splits"]:
             continue

@@ -45,6 +45,9 @@ class CellInterval:
 
 @dataclass
 class Uncertainty:
+    """The bootstrap of a leaderboard's ranks: each model's rank interval, which neighbours are told apart and the groups that are
+    not."""
+
     draws: int
     level: float
     sources: tuple[str, ...]
@@ -66,6 +69,7 @@ class Uncertainty:
         return next(i for i, group in enumerate(self.groups, 1) if model in group)
 
     def rank_text(self, model: str) -> str:
+        """A model's rank interval as text: "3", or "2–5" when the draws disagree."""
         low, high = self.rank_low[model], self.rank_high[model]
         return str(low) if low == high else f"{low}–{high}"
 
@@ -83,6 +87,7 @@ class Uncertainty:
         return text
 
     def summary(self) -> str:
+        """One line: how many neighbouring pairs are told apart, the number of groups, and how it was measured."""
         pairs = len(self.above_next)
         return (
             f"{self.distinguishable} of {pairs} neighbouring rank pairs told apart, {len(self.groups)} "
@@ -91,6 +96,7 @@ class Uncertainty:
         )
 
     def as_dict(self) -> dict:
+        """The uncertainty as a plain dict, for the leaderboard's JSON."""
         return {
             "draws": self.draws,
             "level": self.level,

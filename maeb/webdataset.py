@@ -27,11 +27,13 @@ KEY = re.compile(r"^((?:.*/|)[^./]+)\.([^/]*)$")  # webdataset's rule: the key e
 
 
 def shard_paths(root: Path, split: str) -> list[Path]:
+    """The split's shard files under `root` (SPLIT_*.tar, .tar.gz or .tgz), sorted."""
     names = re.compile(rf"^{re.escape(split)}([_\-.].*)?\.(tar|tar\.gz|tgz)$")
     return sorted(p for p in root.rglob("*") if p.is_file() and names.match(p.name))
 
 
 def snapshot_patterns(split: str) -> list[str]:
+    """The file patterns that download only one split's shards from a hub repository."""
     return [f"{split}[_.-]*", f"*/{split}[_.-]*"]
 
 
@@ -51,7 +53,10 @@ def _unpacked(shard: Path, cache_dir: Path | None = None) -> Path:
     partial.mkdir(parents=True)
     try:
         with tarfile.open(shard, "r:*") as tar:
-            tar.extractall(partial, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            if hasattr(tarfile, "data_filter"):  # Python 3.11.4+: refuse links and paths out of the folder
+                tar.extractall(partial, filter="data")
+            else:
+                tar.extractall(partial)
     except (tarfile.TarError, OSError, EOFError) as exc:
         shutil.rmtree(partial, ignore_errors=True)
         raise DataError(f"WebDataset shard {shard} cannot be read ({type(exc).__name__}: {exc})") from exc
@@ -63,6 +68,8 @@ def _unpacked(shard: Path, cache_dir: Path | None = None) -> Path:
 
 
 def load_webdataset(root: str | Path, split: str, where: str = "", cache_dir: Path | None = None) -> Table:
+    """A split of a WebDataset folder as a Table: the split's shards unpacked once into the cache, one row per sample key with its
+    audio file and its JSON and text fields."""
     root = Path(root)
     shards = shard_paths(root, split)
     if not shards:

@@ -33,6 +33,9 @@ DEFAULT_WINDOW_SECONDS = 30.0  # for encoders without a length cap: the paper's 
 
 @dataclass(frozen=True)
 class WindowPolicy:
+    """How clips longer than the encoder's cap are embedded: cut at the cap ("head"), or cut into windows of `seconds` every `hop`
+    whose vectors are pooled."""
+
     pooling: str = "head"
     seconds: float | None = None  # None: the encoder's cap (30 s without one)
     hop: float | None = None  # None: the window's length (windows side by side)
@@ -54,6 +57,7 @@ class WindowPolicy:
 
     @property
     def windowed(self) -> bool:
+        """Whether clips are cut into windows (any pooling but "head")."""
         return self.pooling != "head"
 
     def resolved(self, cap_seconds: float | None, model: str = "the model") -> WindowPolicy:
@@ -70,6 +74,8 @@ class WindowPolicy:
 
     def samples(self, rate: int) -> tuple[int, int]:
         """(window, hop) in samples at `rate`, of a resolved policy."""
+        if self.seconds is None or self.hop is None:
+            raise ValueError(f"window policy {self.canonical()!r} is not resolved: call resolved(cap) before samples()")
         return int(round(self.seconds * rate)), int(round(self.hop * rate))
 
     def canonical(self) -> str:
@@ -82,6 +88,7 @@ class WindowPolicy:
         return f"{self.pooling}:window={seconds},hop={hop}"
 
     def describe(self, cap_seconds: float | None = None) -> dict:
+        """The policy for the result file (for "head": the cap the encoder applies)."""
         out = asdict(self)
         if not self.windowed:
             out["seconds"] = cap_seconds  # the cut the encoder applies (None: the whole clip)
@@ -127,6 +134,7 @@ class WindowedRef(AudioRef):
 
 
 def pooled_key(clip_key: str, window: WindowPolicy) -> str:
+    """The cache key of a clip's pooled vector under a window policy."""
     return hashlib.blake2b(f"{clip_key}|window:{window.canonical()}".encode(), digest_size=16).hexdigest()
 
 
@@ -248,6 +256,7 @@ def embed_windowed(emb, refs: list[WindowedRef]) -> dict[str, np.ndarray]:
 
 
 def check_combination(window: WindowPolicy, perturb: tuple, ray: bool = False) -> None:
+    """Refuse what does not combine with windows yet: a perturbation, or a Ray run (MaebError saying what to drop)."""
     if window.windowed and perturb:
         raise MaebError("--long-audio and --perturb do not combine yet: a perturbation is drawn for a whole clip")
     if window.windowed and ray:

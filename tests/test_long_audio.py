@@ -78,6 +78,9 @@ def test_policy_grammar_and_resolution():
             parse(bad)
     with pytest.raises(SpecError, match="longer than .* length cap of 30 s"):
         parse("mean:window=40").resolved(30.0, "m")
+    assert parse("mean").resolved(30.0).samples(16000) == (480000, 480000)
+    with pytest.raises(ValueError, match="not resolved: call resolved"):  # not a TypeError from None * rate
+        parse("mean").samples(16000)
 
 
 def _vector(encoder, samples):

@@ -12,6 +12,7 @@ import shutil
 import time
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -25,6 +26,7 @@ POOLS = ("words", "prosody", "languages", "music", "environment", "bio", "mixtur
 
 
 def word_list() -> list[str]:
+    """The words the spoken-word clips are drawn from (maeb/lite/words.txt, without comments)."""
     text = resources.files("maeb.lite").joinpath("words.txt").read_text(encoding="utf-8")
     return [w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#")]
 
@@ -213,6 +215,7 @@ def _write_pool(folder: Path, audio: list[np.ndarray], rows: list[dict]) -> dict
 
 
 def is_built(root: Path, seed: int) -> bool:
+    """Whether `root` holds a complete MAEB-lite build of this seed and generator version."""
     try:
         manifest = json.loads((Path(root) / "manifest.json").read_text())
     except (OSError, json.JSONDecodeError):
@@ -250,7 +253,7 @@ def build(root: Path, seed: int = 0, force: bool = False, log=print) -> dict:
         pools[pool] = makers[pool](rng)
         files[pool] = _write_pool(tmp / pool, *pools[pool])
         log(f"MAEB-lite: {pool}: {len(pools[pool][0])} clips")
-    manifest = {
+    manifest: dict[str, Any] = {
         "seed": seed,
         "generator_version": GENERATOR_VERSION,
         "clips": {pool: len(pools[pool][0]) for pool in POOLS},
@@ -277,5 +280,6 @@ def content_digest(manifest: dict) -> str:
 
 
 def require(root: Path) -> None:
+    """Check that MAEB-lite is built in `root`; MaebError saying how to build it otherwise."""
     if not (Path(root) / "manifest.json").exists():
         raise MaebError(f"MAEB-lite is not built in {root}; run `python -m maeb lite build` (or `make lite`)")

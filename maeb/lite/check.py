@@ -31,6 +31,9 @@ ABSENT = "(absent from the run)"
 
 @dataclass
 class Cell:
+    """The comparison of one (model, task) cell of a run against the reference: both main scores, the largest difference and why
+    they differ ("" when they agree)."""
+
     model: str
     task: str
     reference: float | None
@@ -44,6 +47,7 @@ class Cell:
 
     @property
     def agrees(self) -> bool:
+        """Whether the cell agrees with the reference (no cause recorded)."""
         return self.cause == ""
 
     @property
@@ -86,6 +90,7 @@ def _main(data: dict) -> float | None:
 
 
 def stability_of(data: dict) -> dict:
+    """The stability record a result file holds under maeb.stability, or {}."""
     return ((data.get("maeb") or {}).get("stability")) or {}
 
 
@@ -94,11 +99,12 @@ def allowance(reference: dict) -> tuple[float, str]:
     and observed machines), or for a probe cell at least one evaluation clip's share (a replay
     count can miss a rare flip; maeb.stability.quantum). 0: every number must agree."""
     record = stability_of(reference)
-    band = record.get("band") if isinstance(record.get("band"), (int, float)) else 0.0
-    floor = record.get("quantum") if record.get("method") == "replay" and isinstance(record.get("quantum"), (int, float)) else 0.0
+    band_value, quantum = record.get("band"), record.get("quantum")
+    band = float(band_value) if isinstance(band_value, (int, float)) else 0.0
+    floor = float(quantum) if record.get("method") == "replay" and isinstance(quantum, (int, float)) else 0.0
     if floor > band:
-        return float(floor), "one clip"
-    return float(band), _band_source(reference) if band > 0 else ""
+        return floor, "one clip"
+    return band, _band_source(reference) if band > 0 else ""
 
 
 def explain(reference: dict, run: dict) -> str:
@@ -197,8 +203,8 @@ def compare(
                 Cell(
                     model,
                     task,
-                    a and _main(a),
-                    b and _main(b),
+                    None if a is None else _main(a),
+                    None if b is None else _main(b),
                     math.inf,
                     "",
                     "missing in the run" if b is None else "not in the reference",
@@ -232,6 +238,8 @@ def _band_source(reference: dict) -> str:
 
 
 def report(cells: list[Cell], tolerance: float) -> str:
+    """The check's text: how many cells agree (exactly, within their band, or in the main score only) and one line per cell that
+    differs."""
     differing = [c for c in cells if not c.agrees]
     banded = [c for c in cells if c.within_band]
     moved = [c for c in cells if c.agrees and c.band is None and c.largest > tolerance]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 from .. import catalog
 from ..cache import default_cache_dir
@@ -48,13 +49,14 @@ def evaluate(
         meta = catalog.find_model(name)
         started = time.perf_counter()
         _log(f"== {meta.name}")
+        extra: dict[str, Any] = {} if stability_replays is None else {"stability_replays": stability_replays}
         cfg = RunOptions(
             output_dir=output_dir,
             cache_dir=cache_dir,
             show_progress=show_progress,
             strict_modalities=False,
             lite_dir=lite_dir,
-            **({} if stability_replays is None else {"stability_replays": stability_replays}),
+            **extra,
         )
         try:
             run(meta, specs, cfg, log=_log)
@@ -85,6 +87,7 @@ def lite_specs(tasks: list[str] | None = None) -> list:
 
 
 def leaderboard(output_dir: Path) -> str:
+    """Write MAEB-lite's leaderboard (html, json, csv, with rank intervals) into `output_dir` and return it as Markdown."""
     from ..leaderboard import load_board
     from ..uncertainty import compute
 
@@ -118,6 +121,8 @@ def main(
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
 ) -> int:
+    """`maeb lite`: build the synthetic data if needed, run the models on the MAEB-lite tasks, write the leaderboard, and with
+    `check` compare against the reference results."""
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
     folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)

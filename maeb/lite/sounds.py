@@ -32,6 +32,7 @@ SPECIES = {  # start and end frequency (Hz), shape, note length (s), notes per s
 
 
 def coloured_noise(colour: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
+    """Noise of `colour` (white, pink, brown, ...: a power-law spectrum), normalised to peak 0.5."""
     n = int(seconds * RATE)
     spectrum = np.fft.rfft(rng.standard_normal(n))
     freqs = np.fft.rfftfreq(n, 1.0 / RATE)
@@ -42,6 +43,7 @@ def coloured_noise(colour: str, seconds: float, rng: np.random.Generator) -> np.
 
 
 def hum(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
+    """A machine hum of `kind`: a base tone with its harmonics, optional amplitude modulation and a little noise."""
     base, harmonics, am = HUMS[kind]
     base *= rng.uniform(0.97, 1.03)
     t = np.arange(int(seconds * RATE)) / RATE
@@ -53,6 +55,7 @@ def hum(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
 
 
 def impulsive(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
+    """An impulsive event of `kind` (knocking, clapping, ...): decaying noise bursts, regular or at random times."""
     centre, decay, rate, regular = EVENTS[kind]
     n = int(seconds * RATE)
     out = np.zeros(n)
@@ -72,6 +75,8 @@ def impulsive(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray
 
 
 def chirp_call(species: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
+    """A bird-like call of `species`: repeated frequency sweeps of the species' shape and note length, slightly varied per
+    individual."""
     f0, f1, shape, note, per_second = SPECIES[species]
     scale = rng.uniform(0.92, 1.08)  # individuals differ a little
     f0, f1 = f0 * scale, f1 * scale

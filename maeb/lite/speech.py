@@ -19,6 +19,8 @@ RATE = 16000
 
 @dataclass(frozen=True)
 class Voice:
+    """A speaker of the synthetic speech: its label, the TTS engine and the engine's voice name, and gender."""
+
     name: str  # the speaker label
     engine: str  # espeak-ng | flite | festival
     ident: str  # the engine's own voice name
@@ -73,8 +75,8 @@ def synthesize(requests: list[dict]) -> list[np.ndarray]:
     """Each request: text, voice (a Voice), and for espeak-ng optional lang, rate, pitch.
     Festival requests are batched into one festival process."""
     out: list[np.ndarray | None] = [None] * len(requests)
-    with tempfile.TemporaryDirectory(prefix="maeb-tts-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="maeb-tts-") as tmp_name:
+        tmp = Path(tmp_name)
         festival: list[tuple[int, Path]] = []
         script = []
         for i, req in enumerate(requests):
@@ -109,4 +111,7 @@ def synthesize(requests: list[dict]) -> list[np.ndarray]:
             run_tool(["festival", "-b", str(scm)], "festival (and festvox-kallpc16k, festvox-kdlpc16k)")
             for i, wav in festival:
                 out[i] = _load(wav)
-    return out
+    waves = [wave for wave in out if wave is not None]
+    if len(waves) != len(requests):  # every engine branch above fills its slot; a new engine must too
+        raise RuntimeError(f"maeb.lite.speech: {len(requests) - len(waves)} request(s) got no audio (an engine without a branch)")
+    return waves

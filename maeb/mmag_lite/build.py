@@ -50,7 +50,8 @@ def _prompt_text(rng: np.random.Generator, voice: str, said: str) -> str:
 
 def _subset(folder: Path, subset: str, number: int, count: int, seed: int) -> dict[str, str]:
     rng = np.random.default_rng([seed, number])
-    rows, hashes = [], {}
+    rows: list[dict] = []
+    hashes: dict[str, str] = {}
     for i in range(count):
         key = f"mmag-lite-{subset}-{i:03d}"
         script = scenes.make_script(rng)

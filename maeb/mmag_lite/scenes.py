@@ -7,6 +7,7 @@ that renders the same script agree sample for sample."""
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -75,6 +76,7 @@ FILL = {
 
 
 def sentence(rng: np.random.Generator) -> str:
+    """A random sentence from the templates, for the scenes' speech."""
     template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
     return template.format(**{k: v[int(rng.integers(len(v)))] for k, v in FILL.items()})
 
@@ -101,6 +103,7 @@ def _utterance(voice: str, text: str, rate: int) -> np.ndarray:
 
 
 def utterance(voice: str, text: str, rate: int = 175) -> np.ndarray:
+    """The synthesised utterance of `text` by `voice` at `rate` words per minute (a copy of the cached one)."""
     return _utterance(voice, text, rate).copy()  # the cache's copy stays untouched
 
 
@@ -161,12 +164,13 @@ DENSITY = {"knocking": 1, "clapping": 3, "dripping": 1, "footsteps": 2}
 
 
 def event(label: str, seconds: float, seed: int) -> np.ndarray:
+    """A sound event clip of `label` and `seconds`, drawn from `seed`, with short fades."""
     rng = np.random.default_rng(seed)
     if label == "birdsong":
         species = [s for s in sounds.SPECIES if s != "trill"]  # a trill's 0.5 s pauses split one call in two
         clip = sounds.chirp_call(str(rng.choice(species)), seconds, rng)
     elif label in sounds.EVENTS:
-        clip = sum(sounds.impulsive(label, seconds, rng) for _ in range(DENSITY[label]))
+        clip = np.asarray(sum(sounds.impulsive(label, seconds, rng) for _ in range(DENSITY[label])))
     else:
         raise DataError(f"scene script names sound event {label!r}; known: {', '.join(EVENT_PHRASES)}")
     clip = _fade(np.asarray(clip, dtype=np.float32), 0.005).astype(np.float64)
@@ -227,7 +231,7 @@ def make_script(rng: np.random.Generator, duration: float = DURATION) -> dict:
     labels = list(EVENT_PHRASES)
     for _ in range(20):  # redraw until the parts fit; fewer events make the last tries fit
         count = int(rng.integers(1, 3))
-        events = [
+        events: list[dict[str, Any]] = [
             {
                 "label": labels[int(rng.integers(len(labels)))],
                 "seconds": round(float(rng.uniform(0.5, 1.0)), 2),

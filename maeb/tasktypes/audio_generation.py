@@ -48,18 +48,21 @@ PARAMS = {
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """Every metric the MMAG groups can report."""
     from ..audiogen.registry import KEY_GROUP
 
     return tuple(KEY_GROUP)
 
 
 def lower_is_better(metric: str) -> bool:
+    """Whether a smaller value of `metric` is the better one (distances and error rates)."""
     from ..audiogen.registry import LOWER_IS_BETTER
 
     return metric in LOWER_IS_BETTER
 
 
 def needs(spec) -> set[str]:
+    """The side of the model the type uses: a text-to-audio system."""
     return {"synthesize"}
 
 
@@ -163,6 +166,8 @@ def _reference(table, column: str, i: int):
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: the system writes (or has written) one clip per row, then each MMAG metric group scores the clips;
+    metrics a group cannot compute here are listed, not guessed."""
     from ..audiogen.metric import GeneratedItem, MetricUnavailable
     from ..audiogen.registry import GROUPS
     from ..audiogen.store import generated_folder, read_generated, synthesize, system_rate, system_record

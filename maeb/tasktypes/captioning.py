@@ -56,10 +56,14 @@ PARAMS = {
 
 
 def needs(spec) -> set[str]:
+    """The side of the model the type uses: text generation."""
     return {"generate"}
 
 
 def score_caption(groups: dict[str, float]) -> float:
+    """MECAT's overall caption score from its group scores: content (long, short) and the speech, music and sound groups (each the
+    mean of pure and mixed clips), weighted as MECAT weights them."""
+
     def s(name):
         return (groups[f"pure_{name}"] + groups[f"mixed_{name}"]) / 2
 
@@ -71,6 +75,8 @@ def score_caption(groups: dict[str, float]) -> float:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: caption each clip once per subtask and score the captions against MECAT's references (BLEU, FENSE,
+    DATE per group, and the weighted overall score)."""
     p = spec.protocol
     table = data[split]
     audio, key_col = spec.data.audio_column, p["key_column"]

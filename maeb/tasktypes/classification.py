@@ -33,6 +33,7 @@ PARAMS = {
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a classification result holds."""
     return ("accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted", "ap", "ap_weighted")
 
 
@@ -46,6 +47,7 @@ def planned_clips(spec, split: str, stats: dict) -> tuple[int, float]:
 
 
 def splits(spec) -> list[str]:
+    """The splits to load: the eval splits and, unless cross-validating, the train split."""
     extra = [] if spec.protocol["cross_validation"] else [spec.data.train_split]
     return list(dict.fromkeys(spec.data.eval_splits + extra))
 
@@ -66,6 +68,8 @@ def undersample(labels, idxs: list[int] | None, per_label: int, seed: int) -> tu
 
 
 def label_metrics(y_true, y_pred) -> dict:
+    """Accuracy and macro/weighted F1, precision and recall of predicted labels (sklearn's, warnings for empty classes silenced;
+    they score 0 as in mteb)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         scores = {
@@ -105,7 +109,7 @@ def mean_scores(per_experiment: list[dict]) -> dict:
     """Mean over experiments; a metric only some experiments have (ap, on folds whose eval part
     holds two labels) is averaged over those, as mteb does."""
     keys = dict.fromkeys(k for s in per_experiment for k in s)
-    out = {}
+    out: dict[str, object] = {}
     for k in keys:
         values = [s[k] for s in per_experiment if s.get(k) is not None]
         out[k] = float(np.mean(values)) if values else float("nan")  # mteb: NaN when no experiment has it
@@ -131,6 +135,8 @@ def _encode_labels(values: list) -> np.ndarray:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split` with the few-shot linear probe: the mean over experiments (or folds) of the label metrics, with each
+    experiment's scores."""
     p = spec.protocol
     audio, label = spec.data.audio_column, spec.data.label_column
     table = data[split]

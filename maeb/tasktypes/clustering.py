@@ -57,10 +57,12 @@ def params(raw: dict, where: str) -> dict:
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a clustering result holds."""
     return ("v_measure", "v_measure_std", "ami", "ami_std")
 
 
 def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
+    """V-measure and AMI per label level, as mean and standard deviation over the bootstrap fits (see the module docstring)."""
     metrics = {"v_measure": v_measure_score, "ami": adjusted_mutual_info_score}
     depth = max(map(len, labels))
     if p["max_depth"] is not None:
@@ -97,6 +99,7 @@ def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: embed every clip, then fit and score the bootstrap clusterings."""
     p = spec.protocol
     table = data[split]
     audio, label = spec.data.audio_column, spec.data.label_column

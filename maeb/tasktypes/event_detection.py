@@ -83,6 +83,7 @@ def _seg(seconds: float) -> str:
 
 
 def metric_names(p: dict) -> dict[str, str]:
+    """The metric name prefixes for the protocol's onset collar and segment length (e.g. event_onset_200ms)."""
     onset, seg = _ms(p["onset_collar"]), _seg(p["segment_seconds"])
     return {
         "onset": f"event_onset_{onset}",
@@ -92,16 +93,19 @@ def metric_names(p: dict) -> dict[str, str]:
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names an event detection result holds for this spec's collar and segment length."""
     names = metric_names(spec.protocol)
     event = [f"{names[k]}_{m}" for k in ("onset", "onset_offset") for m in ("fms", "precision", "recall")]
     return (*event, *(f"{names['segment']}_{m}" for m in ("f1", "precision", "recall", "er")))
 
 
 def splits(spec) -> list[str]:
+    """The splits to load: the eval splits and the train split the probe is fit on."""
     return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
 
 
 def needs(spec) -> set[str]:
+    """The sides of the model the type uses: audio and time-resolved frames."""
     return {"audio", "frames"}  # frames: time-resolved embeddings (embed_frames)
 
 
@@ -225,6 +229,8 @@ def segment_scores(references: list, predictions: list, length: float = 1.0) -> 
 
 
 def score(references: list, predictions: list, p: dict) -> dict:
+    """Event-based (onset, onset-offset) and segment-based scores of predicted against reference events, per clip lists of (label,
+    onset, offset)."""
     names = metric_names(p)
     out = {}
     onset = event_scores(references, predictions, p["onset_collar"], math.inf, 0.0)
@@ -342,6 +348,8 @@ def _label_notes(classes: list[str], test_events: list, split: str, train_split:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: fit the frame probe on the train split's frames and events, decode the test clips' frames into events,
+    and score them as sed_eval does."""
     from ..frames import fingerprint, require_frames
 
     p = spec.protocol
@@ -361,8 +369,8 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     if line:
         emb.log(f"warning: {spec.name}: {line}; the result records them")
     if any(late.values()):
-        shown = ", ".join(f"{n} in {name}" for name, n in late.items() if n)
-        emb.log(f"warning: {spec.name}: events end after their clip ends ({shown}); they are scored as annotated")
+        where = ", ".join(f"{n} in {name}" for name, n in late.items() if n)
+        emb.log(f"warning: {spec.name}: events end after their clip ends ({where}); they are scored as annotated")
     with emb.on_split(spec.data.train_split):
         train_frames = _frames(emb, spec, train)
     rows = [(f, frame_targets(f[1], ev, classes)) for f, ev in zip(train_frames, train_events) if f is not None]

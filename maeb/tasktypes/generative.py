@@ -38,6 +38,7 @@ MECAT_MIXED = ["SMA", "SM0", "S0A", "0MA"]
 
 
 def require_judge(emb, spec) -> None:
+    """Check that the run has an LLM judge; MaebError saying which flags to pass otherwise."""
     from ..errors import MaebError
 
     if emb.judge is None:
@@ -45,6 +46,8 @@ def require_judge(emb, spec) -> None:
 
 
 def generation_settings(p: dict) -> dict:
+    """The generation settings of a protocol: the defaults with the spec's [protocol] generation table on top (SpecError on an
+    unknown key)."""
     settings = dict(GENERATION)
     unknown = set(p.get("generation", {})) - {"max_new_tokens", "temperature", "top_p"}
     if unknown:
@@ -123,6 +126,7 @@ FENSE_CHECKERS = {
 
 
 def sha256_file(path: Path) -> str:
+    """The sha256 hex digest of a file, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -250,6 +254,8 @@ METRIC_NAMES = {"bleu": ["Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4"], "fense": ["fen
 def text_metrics(
     cands: list[str], refs: list[list[str]], keys: list[str], metrics: list[str], scorer, delta: float
 ) -> dict[str, float]:
+    """The requested text metrics (BLEU, FENSE, DATE) of candidate texts against their references; 0 for each when there are no
+    candidates."""
     from ..textmetrics import corpus_bleu
 
     out: dict[str, float] = {}

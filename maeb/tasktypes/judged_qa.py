@@ -13,6 +13,7 @@ speech_and_music; judge_score averages the reported categories (speech, sound, m
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import Evaluation, Param
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
@@ -62,6 +63,7 @@ SCORES = re.compile(r"(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)")
 
 
 def needs(spec) -> set[str]:
+    """The sides the type uses: text generation and an LLM judge."""
     return {"generate", "judge"}
 
 
@@ -76,6 +78,8 @@ def parse_scores(reply: str) -> tuple[float, float] | None:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: answer each question, have the judge compare the answer with the reference in both orders, and report
+    judge_score and win_rate per category."""
     p = spec.protocol
     require_judge(emb, spec)
     table = data[split]
@@ -98,7 +102,7 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
             owners.append((i, "model_first"))
             labels.append(f"item {keys[i]} (model first)")
     replies = emb.judge.ask(judge_prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context)
-    per_category: dict[str, dict[str, list]] = {}
+    per_category: dict[str, dict[str, Any]] = {}  # model, wins: lists; unparsed: a count
     unparsed = 0
     for (i, order), reply in zip(owners, replies.texts):
         category = p["categories"].get(str(table[p["task_column"]][i]), str(table[p["task_column"]][i]))

@@ -51,6 +51,7 @@ PARAMS = {
 
 
 def needs(spec) -> set[str]:
+    """The sides the type uses: text generation and an LLM judge."""
     return {"generate", "judge"}
 
 
@@ -82,10 +83,10 @@ def aggregate(records: list[tuple[str, str, bool, float]]) -> dict:
     out: dict = {}
     per_category: dict[str, dict[str, list[float]]] = {}
     for (category, dimension), items in sorted(dims.items()):
-        mentioned = [s for m, s in items if m]
+        said = [s for m, s in items if m]
         values = {
-            "coverage": len(mentioned) / len(items),
-            "precision": sum(mentioned) / len(mentioned) if mentioned else 0.0,
+            "coverage": len(said) / len(items),
+            "precision": sum(said) / len(said) if said else 0.0,
             "accuracy": sum(s for _, s in items) / len(items),
         }
         for metric, value in values.items():
@@ -109,6 +110,8 @@ def _check_category(target: dict, key, p: dict, spec) -> None:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: caption each clip, have the judge rate each target dimension, and report coverage, precision and
+    accuracy per dimension, category and overall."""
     p = spec.protocol
     require_judge(emb, spec)
     table = data[split]

@@ -36,10 +36,12 @@ PARAMS = {
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a multilabel result holds."""
     return ("accuracy", "lrap", "f1", "hamming")
 
 
 def splits(spec) -> list[str]:
+    """The splits to load: the eval splits and the train split."""
     return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
 
 
@@ -105,6 +107,8 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb") -> dict:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split` with the multilabel probe: the mean over experiments of accuracy, LRAP, F1 and Hamming loss, with each
+    experiment's scores."""
     p = spec.protocol
     audio, label = spec.data.audio_column, spec.data.label_column
     test, train = data[split], data[spec.data.train_split]
@@ -133,6 +137,6 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         x_train = x_union[[position[i] for i in chosen]]
         y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
         results.append(_scores(y_test, x_test, x_train, y_train, p, probe_of(emb)))
-    out = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
+    out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
     out["scores_per_experiment"] = results
     return Evaluation(out)

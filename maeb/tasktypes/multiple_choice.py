@@ -71,6 +71,7 @@ PARAMS = {
 
 
 def needs(spec) -> set[str]:
+    """The side of the model the type uses: text generation."""
     return {"generate"}
 
 
@@ -138,6 +139,8 @@ def _mean(values) -> float:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: ask each question with its lettered options, read the chosen option from the reply, and
+    report accuracy per task and per category; `accuracy` is the mean over categories, `accuracy_micro` over items."""
     p = spec.protocol
     table = data[split]
     audio = spec.data.audio_column

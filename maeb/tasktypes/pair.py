@@ -30,6 +30,7 @@ def check_labels(spec, values: list, where: str) -> None:
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a pair classification result holds."""
     kinds = ("accuracy", "f1", "precision", "recall", "ap")
     return tuple(f"{s}_{m}" for s in ("similarity", "cosine", "manhattan", "euclidean", "dot", "max") for m in kinds)
 
@@ -41,11 +42,13 @@ def clip_columns(spec) -> list[str]:
 
 
 def check_columns(spec, table) -> None:
+    """Check that a table has the pair columns and the label (a non-table split is left alone)."""
     if hasattr(table, "columns"):
         table.require([spec.protocol["audio1_column"], spec.protocol["audio2_column"], spec.data.label_column], "pair columns")
 
 
 def best_accuracy(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> float:
+    """The best accuracy of a threshold on `scores` (a threshold never splits tied scores), as mteb computes it."""
     order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
     best, positives, negatives_left = 0.0, 0, int((labels == 0).sum())
     for i in range(len(order) - 1):
@@ -61,6 +64,7 @@ def best_accuracy(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) 
 
 
 def best_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> tuple[float, float, float]:
+    """The best F1 of a threshold on `scores` and its precision and recall (a threshold never splits tied scores)."""
     order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
     best = (0.0, 0.0, 0.0)
     correct, relevant = 0, int(labels.sum())
@@ -76,6 +80,8 @@ def best_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> tup
 
 
 def pair_metrics(e1: np.ndarray, e2: np.ndarray, labels: np.ndarray, similarity: str) -> dict:
+    """Best accuracy, best F1 (with its precision and recall) and average precision of each pair score (the model's similarity,
+    cosine, manhattan, euclidean, dot), and the max of each over the scores."""
     d = np.asarray(e1, np.float64) - np.asarray(e2, np.float64)
     scored = [
         ("similarity", paired_similarity(e1, e2, similarity), True),
@@ -98,12 +104,13 @@ def pair_metrics(e1: np.ndarray, e2: np.ndarray, labels: np.ndarray, similarity:
         for metric, value in values.items():
             out[f"{name}_{metric}"] = float(value)
             best.setdefault(metric, []).append(float(value))
-    for metric, values in best.items():
-        out[f"max_{metric}"] = max(values)
+    for metric, per_name in best.items():
+        out[f"max_{metric}"] = max(per_name)
     return out
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: embed both columns, then score each pair by every similarity (see pair_metrics)."""
     p = spec.protocol
     table = data[split]
     a1, a2, label = p["audio1_column"], p["audio2_column"], spec.data.label_column

@@ -29,6 +29,7 @@ class Standardize(BaseEstimator, TransformerMixin):
     (std <= CONSTANT x their root mean square) become 0 rather than amplified rounding."""
 
     def fit(self, x, y=None):
+        """Learn each feature's mean and scale from `x`; near-constant features are marked to be zeroed."""
         x = np.asarray(x, dtype=np.float64)
         self.mean_ = x.mean(axis=0)
         std = x.std(axis=0)
@@ -37,6 +38,7 @@ class Standardize(BaseEstimator, TransformerMixin):
         return self
 
     def transform(self, x):
+        """The features centred and scaled as fit learned, near-constant ones set to 0."""
         return np.where(self.keep_, (np.asarray(x, dtype=np.float64) - self.mean_) / self.scale_, 0.0)
 
 

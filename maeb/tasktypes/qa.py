@@ -50,6 +50,7 @@ PARAMS = {
 
 
 def needs(spec) -> set[str]:
+    """The side of the model the type uses: text generation."""
     return {"generate"}
 
 
@@ -82,6 +83,8 @@ def _question(value) -> str:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: answer each question and score the answers against the references with BLEU, FENSE and DATE per
+    category; score_qa is the mean over categories."""
     p = spec.protocol
     table = data[split]
     audio = spec.data.audio_column
@@ -115,8 +118,8 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         for metric, value in values.items():
             out[f"{metric.lower()}_{category}"] = value
             per_metric.setdefault(metric.lower(), []).append(value)
-    for metric, values in per_metric.items():
-        out[f"{metric}_score_qa"] = sum(values) / len(values)
+    for metric, scores in per_metric.items():
+        out[f"{metric}_score_qa"] = sum(scores) / len(scores)
     out["empty_groups"] = empty
     out["generation"] = settings
     return Evaluation(out, files={"qa_predictions.csv": csv_file(sorted(answers.items()))})

@@ -16,10 +16,12 @@ metrics = retrieval.metrics
 
 
 def needs(spec) -> set[str]:
+    """The sides of the model the type uses: audio, and text for text-to-audio or audio-to-text tasks."""
     return {"audio", "text"} if spec.category in ("t2a", "a2t") else {"audio"}
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split` as retrieval over each query's own candidates (DataError when the split has none)."""
     if getattr(data[split], "candidates", None) is None:
         raise DataError(f"{spec.name}: reranking needs candidate lists (a top_ranked config or [derive] kind = 'rerank')")
     return retrieval.evaluate(data, split, emb, spec, state)

@@ -31,6 +31,7 @@ PARAMS = {
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a retrieval result holds for the spec's k values."""
     ks = spec.protocol.get("k_values", K_VALUES)
     names = [f"{m}_at_{k}" for m in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate") for k in ks]
     names += [
@@ -40,6 +41,7 @@ def metrics(spec) -> tuple[str, ...]:
 
 
 def needs(spec) -> set[str]:
+    """The sides of the model the type uses: audio, and text when queries or documents are texts."""
     sides = {"audio"}
     if spec.category in ("t2a", "a2t") or spec.derive.get("kind") in ("text_to_audio", "audio_to_text"):
         sides.add("text")
@@ -129,7 +131,7 @@ def _rerank(qids, q, dids, d, candidates, similarity) -> dict[str, dict[str, flo
     """Each query's candidates scored; a query without candidates keeps an empty result (and
     scores 0, as in mteb)."""
     position = {doc: j for j, doc in enumerate(dids)}
-    results = {}
+    results: dict[str, dict[str, float]] = {}
     for row, qid in enumerate(qids):
         cand = [c for c in candidates.get(qid, []) if c in position]
         results[qid] = {}
@@ -271,6 +273,8 @@ def retrieval_metrics(
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: embed queries and corpus, rank the corpus by similarity per query (or its candidates) and compute the
+    trec_eval metrics."""
     p = spec.protocol
     split_data = data[split]
     if not isinstance(split_data, RetrievalData):
@@ -304,7 +308,7 @@ def _report_outcomes(emb, main_score: str, data: RetrievalData, per_query: list)
         clip = queries.get(qid)
         if not isinstance(clip, AudioRef):
             best = max(data.qrels.get(qid, {}).items(), key=lambda kv: kv[1], default=(None, 0))[0]
-            clip = corpus.get(best)
+            clip = corpus.get(best) if best is not None else None
         if isinstance(clip, AudioRef) and key in m:
             refs.append(clip)
             values.append(m[key])

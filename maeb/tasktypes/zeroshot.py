@@ -25,10 +25,12 @@ PARAMS = {
 
 
 def metrics(spec) -> tuple[str, ...]:
+    """The metric names a zero-shot result holds."""
     return ("accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted", "ap", "ap_weighted")
 
 
 def needs(spec) -> set[str]:
+    """The sides of the model the type uses: audio and text."""
     return {"audio", "text"}
 
 
@@ -46,6 +48,7 @@ def candidates(labels: list, p: dict) -> tuple[list, list[str]]:
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
+    """Score split `split`: embed the clips and the class texts and predict each clip's class as the most similar text."""
     table = data[split]
     audio, label = spec.data.audio_column, spec.data.label_column
     table.require([audio, label])
