@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+from . import environment
 from .errors import MaebError
 from .options import RunOptions, add_cli_arguments, from_fronts, option_fields
 from .options import parse_option as _option
@@ -211,8 +212,9 @@ def _draws(text: str) -> int:
 
 
 def _judge_endpoint(args):
-    url = args.judge_url or os.environ.get("MAEB_JUDGE_URL")
-    model = args.judge_model or os.environ.get("MAEB_JUDGE_MODEL")
+    env_url, env_model = environment.judge()
+    url = args.judge_url or env_url
+    model = args.judge_model or env_model
     if not url:
         return None
     if not model:
@@ -278,7 +280,7 @@ def cmd_run(args) -> int:
     from .runner import require_sides
 
     # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
-    require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
+    require_sides(meta, named, bool(args.judge_url or environment.judge()[0]))
     specs = list({s.name: s for s in named + from_benchmarks}.values())
     cfg = run_options(args, len(specs))
     if args.ray_workers is not None and (not args.ray or args.ray_workers < 1):
@@ -509,13 +511,13 @@ def cmd_tradeoff(args) -> int:
 def cmd_lite(args) -> int:
     from .lite.runner import main as lite_main
 
-    folder = args.dir or (Path(os.environ["MAEB_LITE_DIR"]) if os.environ.get("MAEB_LITE_DIR") else None)
+    folder = args.dir or environment.folder("MAEB_LITE_DIR")
     return lite_main(
         folder,
         args.seed,
         args.models,
         args.output_dir,
-        args.cache_dir,
+        args.cache_dir or environment.cache_dir(),
         args.force,
         not args.quiet and sys.stderr.isatty(),
         build_only=args.action == "build",
@@ -524,6 +526,7 @@ def cmd_lite(args) -> int:
         tolerance=args.tolerance,
         tasks=args.tasks,
         stability_replays=args.stability_replays,
+        debug=environment.debug(),
     )
 
 
@@ -652,6 +655,7 @@ def cmd_check_model(args) -> int:
         protocol=args.protocol,
         config_probes=not args.no_config_probes,
         tasks=not args.no_tasks,
+        endpoints=environment.endpoints(),
     )
     return 1 if report.failed else 0
 

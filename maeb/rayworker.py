@@ -43,7 +43,14 @@ class MaebWorker:
         self.folder = Path(tempfile.gettempdir()) / f"{FOLDER_PREFIX}{run_id}-{number}"
         try:
             cfg = job.options  # the driver's resolved run (maeb.options.resolve), without its context
-            encoder = load_encoder(meta, device=cfg.device, protocol=job.protocol, **job.overrides)
+            encoder = load_encoder(
+                meta,
+                device=cfg.device,
+                protocol=job.protocol,
+                endpoints=cfg.endpoints,
+                raise_unexpected=cfg.debug,
+                **job.overrides,
+            )
             check_precision(meta, encoder, cfg.precision)
             check_encoder(meta, encoder)
             ctx = RunContext(

@@ -72,7 +72,8 @@ def run_view(models, tasks, ladders: dict, output_dir: Path, cache_dir: Path, li
     """Every model on the tasks, clean and at every step of every ladder (each configuration a
     maeb.runner.run), gathered into curves."""
     from . import catalog
-    from .runner import RunConfig, run
+    from .options import RunOptions
+    from .runner import run
 
     specs = [catalog.find_task(t) for t in tasks]
     curves = []
@@ -81,7 +82,7 @@ def run_view(models, tasks, ladders: dict, output_dir: Path, cache_dir: Path, li
         scores: dict[str, dict[str, float]] = {}
         for step in ("clean", *dict.fromkeys(s for steps in ladders.values() for s in steps)):
             perturb = () if step == "clean" else (step,)
-            cfg = RunConfig(output_dir=output_dir, cache_dir=cache_dir, show_progress=False, lite_dir=lite_dir, perturb=perturb)
+            cfg = RunOptions(output_dir=output_dir, cache_dir=cache_dir, show_progress=False, lite_dir=lite_dir, perturb=perturb)
             summary = run(meta, specs, cfg, log=lambda m: None)
             scores[step] = {r.task: r.main_score for r in summary.results}
             log(f"{meta.name} {step}: mean {sum(scores[step].values()) / len(scores[step]):.4f}")

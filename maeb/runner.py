@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -375,7 +374,9 @@ def run(
     if root is not None:  # an unwritable output folder stops the run before the model loads or anything is embedded
         check_writable(model_dir(root, meta, experiment))
     if encoder is None:
-        encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **overrides)
+        encoder = load_encoder(
+            meta, device=cfg.device, protocol=protocol, endpoints=cfg.endpoints, raise_unexpected=cfg.debug, **overrides
+        )
         check_precision(meta, encoder, cfg.precision)
     else:
         check_encoder(meta, encoder)
@@ -403,10 +404,10 @@ def run(
                 fail_task(summary, spec.name, exc, cfg.raise_error, log)
                 continue
             except Exception as exc:
-                if os.environ.get("MAEB_DEBUG"):
+                if cfg.debug:
                     raise
                 error = MaebError(
-                    f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 for the traceback)"
+                    f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 or --debug for the traceback)"
                 )
                 error.__cause__ = exc
                 fail_task(summary, spec.name, error, cfg.raise_error, log)

@@ -38,8 +38,10 @@ def evaluate(
     lite_dir: Path | None = None,
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
+    debug: bool = False,
 ) -> dict[str, float]:
-    """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model."""
+    """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model. debug:
+    unexpected errors raise with their traceback (RunOptions.debug)."""
     from ..errors import MaebError, MissingPackage
 
     specs = lite_specs(tasks)
@@ -54,6 +56,7 @@ def evaluate(
             show_progress=show_progress,
             strict_modalities=False,
             lite_dir=lite_dir,
+            debug=debug,
             **({} if stability_replays is None else {"stability_replays": stability_replays}),
         )
         try:
@@ -117,11 +120,12 @@ def main(
     tolerance: float = 1e-6,
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
+    debug: bool = False,
 ) -> int:
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
     folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)
-    options = {"tasks": tasks, "stability_replays": stability_replays}
+    options = {"tasks": tasks, "stability_replays": stability_replays, "debug": debug}
     return _main(
         folder,
         seed,
@@ -168,7 +172,16 @@ def _main(
     t_build = time.perf_counter() - started
     specs = lite_specs(options["tasks"])  # a wrong task name fails before anything runs
     names = [catalog.find_model(m).name for m in models or MODELS]
-    seconds = evaluate(names, Path(output_dir), cache_dir, show_progress, folder, options["tasks"], options["stability_replays"])
+    seconds = evaluate(
+        names,
+        Path(output_dir),
+        cache_dir,
+        show_progress,
+        folder,
+        options["tasks"],
+        options["stability_replays"],
+        options["debug"],
+    )
     text = leaderboard(Path(output_dir))
     print(text)
     total = time.perf_counter() - started
