@@ -8,12 +8,17 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import environment
 from .errors import MaebError
 from .options import RunOptions, add_cli_arguments, from_fronts, option_fields
 from .options import parse_option as _option
 from .options import replays as _replays
+
+if TYPE_CHECKING:
+    from .options import ResolvedRun
+    from .spec import TaskSpec
 
 
 def _options(pairs) -> dict:
@@ -144,6 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     corr.add_argument("--json", type=Path, metavar="OUT", help="also write the analysis as JSON here")
     corr.add_argument("--html", type=Path, metavar="OUT", help="also write an HTML page with a scatter plot here")
 
+    from . import durations, robust  # (their flags are defined once, beside what they run)
+
+    rob = sub.add_parser("robust", help="MAEB-robust: degradation curves of the offline models under perturbation ladders")
+    robust.add_arguments(rob)
+    dur = sub.add_parser("durations", help="score against clip duration, from results run with --duration-buckets")
+    durations.add_arguments(dur)
+
     lite = sub.add_parser("lite", help="build MAEB-lite offline and evaluate the offline models on it (the main job)")
     lite.add_argument("action", nargs="?", choices=["all", "build"], default="all")
     lite.add_argument("--dir", type=Path, help="where the data goes (default: $MAEB_LITE_DIR or ~/.cache/maeb/maeb-lite)")
@@ -255,7 +267,7 @@ def cmd_run(args) -> int:
     from . import catalog
     from .options import resolve
     from .protocols import get_protocol
-    from .runner import run
+    from .runner import plan_context, run
 
     get_protocol(args.protocol)
     if not args.show_progress:
@@ -292,8 +304,8 @@ def cmd_run(args) -> int:
         from .distributed import require_ray
 
         require_ray()  # before anything is loaded or planned
-    if args.dry_run:
-        return print_plan(meta, specs, cfg, ray=bool(args.ray))
+    if args.dry_run:  # (a dry run opens no judge: a plain context)
+        return print_plan(resolve(meta, cfg, ray=bool(args.ray), ctx=plan_context(cfg)), specs)
     job = resolve(meta, cfg, ray=bool(args.ray))  # every option checked and parsed once, before any model is loaded
     if args.ray:
         from .distributed import run_on_ray
@@ -336,10 +348,13 @@ def _quiet_libraries() -> None:
     logging.getLogger("datasets").setLevel(logging.ERROR)
 
 
-def print_plan(meta, specs, cfg, ray: bool = False) -> int:
+def print_plan(job: ResolvedRun, specs: list[TaskSpec]) -> int:
+    """The dry run: what `run` would do for each task (clips, hours, cached, status) and the window
+    policy in force, from the resolved run; 2 when a task would fail."""
     from .runner import plan
 
-    rows = plan(meta, specs, cfg, ray=ray)
+    meta = job.meta
+    rows = plan(meta, specs, job)
     width = max(len(r["task"]) for r in rows)
     print(f"{'task':{width}}  {'type':29}  subsets  {'clips':>8}  {'hours':>7}  {'cached':>8}  status")
     for r in rows:
@@ -353,7 +368,6 @@ def print_plan(meta, specs, cfg, ray: bool = False) -> int:
             f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.2f}  {r['cached_clips']:8}  {status}"
         )
     from .runner import LONG_CLIP_SECONDS
-    from .windows import parse
 
     todo = [r for r in rows if r["done"] is not True and not r["skip"] and not r["failed"]]
     print(
@@ -361,7 +375,7 @@ def print_plan(meta, specs, cfg, ray: bool = False) -> int:
         f"({sum(r['hours'] for r in todo):.2f} h of audio) to embed at most, "
         f"{_count(sum(r['cached_clips'] for r in rows), 'clip')} already cached for {meta.name}"
     )
-    policy = parse(cfg.long_audio)
+    policy = job.window
     in_force = (
         f"window policy {policy.canonical()} (--long-audio): clips longer than the model's window are embedded window by window"
         if policy.windowed
@@ -528,6 +542,13 @@ def cmd_lite(args) -> int:
         stability_replays=args.stability_replays,
         debug=environment.debug(),
     )
+
+
+def cmd_robust(args) -> int:
+    """`maeb robust`: the folders from the flags, else from $MAEB_CACHE_DIR and $MAEB_LITE_DIR."""
+    from .robust import command
+
+    return command(args, args.cache_dir or environment.cache_dir(), args.lite_dir or environment.folder("MAEB_LITE_DIR"))
 
 
 def _list_protocols(as_json: bool) -> int:
@@ -698,6 +719,8 @@ def main(argv: list[str] | None = None) -> int:
             "tradeoff": cmd_tradeoff,
             "correlate": lambda a: __import__("maeb.correlate").correlate.command(a),  # kept lazy like the rest
             "lite": cmd_lite,
+            "robust": cmd_robust,
+            "durations": lambda a: __import__("maeb.durations").durations.command(a),
             "check-model": cmd_check_model,
             "describe": cmd_describe,
         }

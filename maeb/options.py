@@ -211,7 +211,7 @@ class RunOptions:
     duration_buckets: tuple[float, ...] | None = _opt(
         None,
         "also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
-        "for task types scored as a mean over clips; shown by python -m maeb.durations",
+        "for task types scored as a mean over clips; shown by python -m maeb durations",
         cli={"flags": ("--duration-buckets",), "nargs": "?", "const": "default", "metavar": "EDGES"},
     )
     raise_error: bool = _opt(

@@ -644,9 +644,9 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedR
     no model is loaded and nothing is downloaded (ray: the options are checked for a Ray run)."""
     from .cache import cached_tasks
 
-    if not isinstance(options, ResolvedRun):  # (a dry run opens no judge: a plain context)
+    if not isinstance(options, ResolvedRun):
         check_options(options)
-        options = resolve(meta, options, ray, ctx=RunContext(cache_dir=Path(options.cache_dir), lite_dir=options.lite_dir))
+        options = resolve(meta, options, ray, ctx=plan_context(options))
     job, cfg, ctx = options, options.options, options.ctx
     cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
     prepare_offline_data(specs, ctx, ctx.log)  # synthetic, built here: nothing is downloaded
@@ -686,6 +686,11 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedR
             }
         )
     return rows
+
+
+def plan_context(options: RunOptions) -> RunContext:
+    """A dry run's context: the run's folders, no judge opened and no progress shown."""
+    return RunContext(cache_dir=Path(options.cache_dir), lite_dir=options.lite_dir, mmag_lite_dir=options.mmag_lite_dir)
 
 
 LONG_CLIP_SECONDS = 30.0  # what the dry run calls long: the length cap of most families under the published protocol

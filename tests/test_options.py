@@ -215,6 +215,10 @@ def test_a_run_parses_its_perturbation_and_window_once(tmp_path, tone_folder, mo
     )
     assert [r.task for r in results] == ["ToneA", "ToneB"] and results[0].info["perturbation"]
     assert calls == {"chain": 1, "window": 1}
+    calls.update(chain=0, window=0)  # the dry run too: it prints the window policy of the resolved run
+    tokens = ["run", "-m", str(write_model(tmp_path)), "-t", *map(str, tasks), "--dry-run", "--long-audio", "mean"]
+    assert main([*tokens, "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    assert calls == {"chain": 0, "window": 1}
 
 
 def test_the_environment_is_read_by_the_fronts_only(tmp_path, captured, monkeypatch):
