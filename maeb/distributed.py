@@ -32,6 +32,7 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from . import hub, tasktypes
 from .audio import AudioRef
@@ -164,7 +165,7 @@ def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, wor
     pool = None
     try:
         count = workers or _default_workers(ray, cfg, local=address in (None, "local"))
-        pool = _Pool(ray, meta, job, count, log)
+        pool = _Pool(ray, meta, job, count, log, outside_paths(meta, [t.spec for t in tasks]))
         described = pool.first()
         remote = RemoteEncoder(described, pool.send)
         main = build_embedder(local, remote)
@@ -210,6 +211,30 @@ def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, wor
             ray.shutdown()
 
 
+def outside_paths(meta: ModelMeta, specs: list[TaskSpec]) -> tuple[str, ...]:
+    """The import folders of the run's modules from outside the package (a `module:Class` family or
+    task type), as the driver found them: a worker adds them to its sys.path, so it imports the same
+    module the driver did wherever the run was started (on a cluster, the folders must exist on each
+    node: a shared file system, or the module installed there)."""
+    import importlib.util
+
+    names = [x.split(":", 1)[0] for x in (meta.family, *(s.type for s in specs)) if ":" in x]
+    out = []
+    for name in dict.fromkeys(names):
+        if name == "maeb" or name.startswith("maeb."):
+            continue
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None or not found.origin or not Path(found.origin).is_file():
+            continue  # (the worker's own error names the module and what to do)
+        origin = Path(found.origin).resolve()
+        depth = name.count(".") + (1 if origin.name == "__init__.py" else 0)  # pkg.mod lives two folders down
+        out.append(str(origin.parents[depth]))
+    return tuple(dict.fromkeys(out))
+
+
 def _connect(ray, address: str | None, workers: int | None) -> bool:
     """Connect to the cluster (or start a local one); True when this call started Ray."""
     if ray.is_initialized():
@@ -244,7 +269,7 @@ class _Pool:
     """The model workers: which are ready, what each has in flight, and one call at a time for
     the driver's stand-in encoder (sent to the least busy worker)."""
 
-    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log):
+    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log, paths: tuple[str, ...] = ()):
         self.ray, self.meta, self.log = ray, meta, log
         options = {"num_cpus": 1, "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
         if job.options.device == "cuda":
@@ -254,7 +279,7 @@ class _Pool:
         actor = ray.remote(MaebWorker).options(**options)
         run_id = uuid.uuid4().hex[:8]
         shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
-        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1) for i in range(count)}
+        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1, paths) for i in range(count)}
         self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
         self.ready: dict[int, object] = {}
         self.busy: dict[int, int] = {}

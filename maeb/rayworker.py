@@ -34,8 +34,9 @@ class MaebWorker:
     """One model loaded in one process of the cluster. Failures to load are reported by describe()
     (an exception in an actor's constructor would only say that the actor died)."""
 
-    def __init__(self, meta, job, run_id: str, number: int):
+    def __init__(self, meta, job, run_id: str, number: int, paths: tuple[str, ...] = ()):
         self.started = time.perf_counter()
+        _add_import_paths(paths)
         self.where = f"worker {number} ({socket.gethostname()}:{os.getpid()})"
         self.busy, self.clips, self.shards, self.calls = 0.0, 0, 0, 0
         self.problem, self.encoder, self.emb = None, None, None
@@ -186,6 +187,18 @@ def plain_error(exc: MaebError, where: str) -> MaebError:
         return DataError(f"{exc} ({where})")
     cls = next((c for c in (DataError, ModelError, CacheError, SpecError, OutputError) if isinstance(exc, c)), MaebError)
     return cls(f"{exc} ({where})")
+
+
+def _add_import_paths(paths: tuple[str, ...]) -> None:
+    """The folders of the driver's outside modules (maeb.distributed.outside_paths), after this
+    process's own: a `module:Class` family loads here as it did on the driver."""
+    import importlib
+    import sys
+
+    added = [p for p in paths if p not in sys.path]
+    sys.path.extend(added)
+    if added:
+        importlib.invalidate_caches()
 
 
 def _remove_stale_folders() -> None:
