@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import environment
 from .errors import MaebError
@@ -32,6 +32,8 @@ def _options(pairs) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subparser per subcommand (run's option flags generated from
+    maeb.options.RunOptions)."""
     parser = argparse.ArgumentParser(prog="maeb", description="Evaluate audio models on MAEB and related benchmarks.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -264,6 +266,7 @@ def run_options(args, task_count: int) -> RunOptions:
 
 
 def cmd_run(args) -> int:
+    """`maeb run`: one model on tasks or benchmarks (or its dry run, or on Ray); 2 when a task failed."""
     from . import catalog
     from .options import resolve
     from .protocols import get_protocol
@@ -411,6 +414,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def cmd_leaderboard(args) -> int:
+    """`maeb leaderboard`: rank the models of result folders or a main_scores.csv."""
     from .leaderboard import load_board, report_lines
     from .report import render
 
@@ -461,6 +465,7 @@ def _scores_for(results, task_names):
 
 
 def cmd_select(args) -> int:
+    """`maeb select`: a non-redundant task subset, by MAEB's procedure."""
     from . import catalog
     from .leaderboard import task_infos
     from .selection import score_matrix, select, sweep
@@ -502,6 +507,7 @@ def cmd_select(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    """`maeb compare`: the correlation of per-model averages on two benchmarks."""
     from . import catalog
     from .selection import compare_benchmarks
 
@@ -512,6 +518,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_tradeoff(args) -> int:
+    """`maeb tradeoff`: acoustic against linguistic task groups, per model, as a markdown table."""
     from .selection import tradeoff
 
     rows = tradeoff(_scores_for(args.results, args.acoustic + args.linguistic), args.acoustic, args.linguistic)
@@ -523,6 +530,8 @@ def cmd_tradeoff(args) -> int:
 
 
 def cmd_lite(args) -> int:
+    """`maeb lite`: build MAEB-lite (in --dir, else $MAEB_LITE_DIR, else under the cache) and run the
+    offline models on it, or check a run against the reference."""
     from .lite.runner import main as lite_main
 
     folder = args.dir or environment.folder("MAEB_LITE_DIR")
@@ -577,10 +586,12 @@ def _list_protocols(as_json: bool) -> int:
 
 
 def cmd_list(args) -> int:
+    """`maeb list`: models, benchmarks, tasks or protocols, as lines or JSON."""
     from . import catalog
 
     if args.what == "protocols":
         return _list_protocols(args.json)
+    rows: list[dict[str, Any]]  # one JSON object per model, benchmark or task
     if args.what == "models":
         from .encoders import runnable_problems
 
@@ -605,7 +616,7 @@ def cmd_list(args) -> int:
     elif args.what == "benchmarks":
         rows = []
         for b in catalog.benchmarks().values():
-            counts: dict[str, int] = {}
+            counts: dict[str, int] = {}  # (also the task list's, below)
             for spec in catalog.benchmark_specs(b):
                 counts[spec.mteb_type] = counts.get(spec.mteb_type, 0) + 1
             rows.append({"name": b.name, "aliases": list(b.aliases), "n_tasks": len(b.tasks), "types": counts})
@@ -644,7 +655,7 @@ def cmd_list(args) -> int:
             types = ", ".join(f"{n} {t}" for t, n in sorted(r["types"].items()))
             print(f"{r['name']}: {_count(r['n_tasks'], 'task')} ({types})")
     else:
-        counts: dict[str, int] = {}
+        counts = {}
         for r in rows:
             counts[r["type"]] = counts.get(r["type"], 0) + 1
             print(f"{r['name']}  [{r['type']}, {r['category']}, {r['main_score']}]")
@@ -661,6 +672,7 @@ def _published_summary(rows) -> str:
 
 
 def cmd_check_model(args) -> int:
+    """`maeb check-model`: check a model entry (load, config, sides, tiny tasks); 1 when a check failed."""
     from . import catalog
     from .checkmodel import check_model
 
@@ -682,6 +694,7 @@ def cmd_check_model(args) -> int:
 
 
 def cmd_describe(args) -> int:
+    """`maeb describe`: the spec format's reference (a task type, transforms, derive kinds), or all as markdown."""
     from . import describe
 
     if args.markdown and args.topic:
@@ -703,6 +716,7 @@ def _negative_values(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: run a subcommand; a maeb error is one line `maeb: error: ...` and exit code 2."""
     import logging
 
     from .context import log_to_stderr

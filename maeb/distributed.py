@@ -33,6 +33,7 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from . import hub, tasktypes
 from .audio import AudioRef
@@ -43,6 +44,7 @@ from .options import ResolvedRun, RunOptions, check_ray, resolve
 from .rayworker import MaebWorker, RemoteEncoder
 from .runner import (
     RunSummary,
+    TaskResult,
     _accumulate,
     _missing_side,
     build_embedder,
@@ -61,6 +63,8 @@ LOCAL_OBJECT_STORE = 256 * 1024 * 1024  # bytes; vectors and batches are small, 
 
 @dataclass
 class WorkerTime:
+    """One Ray worker's account: where it ran, its seconds loading, embedding and in all, and its counts."""
+
     where: str
     load: float
     embed: float
@@ -71,9 +75,11 @@ class WorkerTime:
 
     @property
     def idle(self) -> float:
+        """Seconds neither loading nor embedding (waiting for the driver)."""
         return max(0.0, self.wall - self.load - self.embed)
 
     def line(self) -> str:
+        """The worker's one line in the run's closing report."""
         return (
             f"{self.where}: load {self.load:.1f} s, embed {self.embed:.1f} s, idle {self.idle:.1f} s; "
             f"{self.clips} clips in {self.shards} shards, {self.calls} calls from the driver"
@@ -82,6 +88,8 @@ class WorkerTime:
 
 @dataclass
 class RaySummary(RunSummary):
+    """A Ray run's RunSummary, with each worker's account and the shards scheduled."""
+
     workers: list[WorkerTime] = field(default_factory=list)
     shards: int = 0  # shards scheduled (0: the run found everything cached or done)
 
@@ -135,7 +143,7 @@ def run_on_ray(
             done.append(spec)
         else:
             pending.append(_Task(spec, float(row["hours"] or 0.0)))
-    results = {}
+    results: dict[str, TaskResult] = {}
     if done:  # every one is done: run() reads the results and loads nothing
         _merge(summary, run(meta, done, local, log), results)
     if pending:
@@ -281,7 +289,7 @@ class _Pool:
         shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
         self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1, paths) for i in range(count)}
         self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
-        self.ready: dict[int, object] = {}
+        self.ready: dict[int, Any] = {}  # worker number -> its Ray actor handle
         self.busy: dict[int, int] = {}
         self.expected: dict | None = None
         self.first_where: dict[int, str] = {}  # as each worker first described itself (a restart has another pid)
@@ -343,7 +351,7 @@ class _Pool:
         if not self.ready and not self.describing:
             raise ModelError(f"model {self.meta.name!r}: no worker has the driver's encoder identity ({what})")
 
-    def idle_worker(self) -> tuple[int, object] | None:
+    def idle_worker(self) -> tuple[int, Any] | None:
         with self.lock:
             free = [(n, i) for i, n in self.busy.items() if n < IN_FLIGHT]
             if not free:
@@ -426,7 +434,8 @@ class _Feeder(threading.Thread):
         self.inflight: dict = {}  # object ref -> (worker number, task, job)
         self.scheduled: set[str] = set()
         self.stop = threading.Event()
-        self.shards, self.stats = 0, []
+        self.shards = 0
+        self.stats: list = []  # each shard's embedding statistics, added to the run's at the end
         self.bar = ctx.progress.bar(0, "ray: clips embedded", minimum=0)
 
     def run(self) -> None:

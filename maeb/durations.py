@@ -56,6 +56,7 @@ def parse_edges(text: str | None) -> tuple[float, ...]:
 
 
 def label(i: int, edges: Sequence[float]) -> str:
+    """The name of bucket i of the edges: <10 s, 10-30 s, ..., >=1800 s."""
     lo = 0.0 if i == 0 else edges[i - 1]
     return f"<{edges[0]:g} s" if i == 0 else (f">={lo:g} s" if i == len(edges) else f"{lo:g}-{edges[i]:g} s")
 
@@ -65,8 +66,8 @@ def buckets(seconds: Sequence[float], values: Sequence[float], edges: Sequence[f
     longest clip in it."""
     import numpy as np
 
-    seconds, values = np.asarray(seconds, float), np.asarray(values, float)
-    index = np.searchsorted(np.asarray(edges, float), seconds, side="right")
+    secs, vals = np.asarray(seconds, float), np.asarray(values, float)
+    index = np.searchsorted(np.asarray(edges, float), secs, side="right")
     rows = []
     for i in range(len(edges) + 1):
         inside = index == i
@@ -75,8 +76,8 @@ def buckets(seconds: Sequence[float], values: Sequence[float], edges: Sequence[f
                 {
                     "bucket": label(i, edges),
                     "items": int(inside.sum()),
-                    "score": float(values[inside].mean()),
-                    "max_seconds": round(float(seconds[inside].max()), 2),
+                    "score": float(vals[inside].mean()),
+                    "max_seconds": round(float(secs[inside].max()), 2),
                 }
             )
     return rows
@@ -121,6 +122,7 @@ def collect(results: Path, tasks: Sequence[str] | None = None) -> dict[str, dict
 
 
 def to_text(collected: dict[str, dict[str, list[dict]]]) -> str:
+    """The collected buckets as one markdown table per task (a row per run, a column per bucket)."""
     lines = []
     for task, runs in sorted(collected.items()):
         lines.append(f"## {task}")

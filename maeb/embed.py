@@ -16,6 +16,7 @@ import hashlib
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -73,7 +74,7 @@ class Embedder:
         self.max_clips: int | None = None  # lowered by an out-of-memory back-off, kept for the run
         self.max_samples: int | None = None
         self.policy = policy
-        self.generated_dir = None  # where a text-to-audio system's clips go (set per task by the runner)
+        self.generated_dir: Path | None = None  # where a text-to-audio system's clips go (set per task by the runner)
         self.perturbation = perturbation  # a maeb.perturb.Chain: clips are seen through it (maeb.perturbed)
         if policy is None and (has_audio(encoder) or callable(getattr(encoder, "generate", None))):
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)

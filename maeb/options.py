@@ -19,10 +19,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .protocols import DEFAULT_PROTOCOL
 from .stability import DEFAULT_REPLAYS
+
+if TYPE_CHECKING:
+    from .judge import Endpoint
 
 # -- value parsers of the command line (argparse reports their errors in one line) --
 
@@ -175,7 +178,7 @@ class RunOptions:
         "override the protocol's resampler (soxr-hq: 1.2-5x faster, not mteb's; results go to an experiment folder)",
         cli={"flags": ("--resampler",), "choices": ["torchaudio-sinc-hann", "soxr-hq"]},
     )
-    judge: object | None = _opt(
+    judge: Endpoint | None = _opt(
         None,
         "a maeb.judge.Endpoint for judge-scored task types (command line: --judge-url, --judge-model, --judge-key-env, "
         "--judge-timeout, --judge-retries, --judge-budget)",
@@ -280,6 +283,7 @@ def option_fields():
 
 
 def api_name(f) -> str:
+    """A field's evaluate() keyword: its `api` name, else the field's name."""
     return f.metadata.get("api") or f.name
 
 
@@ -358,6 +362,7 @@ class ResolvedRun:
 
     @property
     def chain_name(self) -> str | None:
+        """The perturbation chain's canonical string, None for the clean run."""
         return self.chain.canonical() if self.chain else None
 
     @property
@@ -373,12 +378,15 @@ class ResolvedRun:
         return run_identity(self.declared, spec, self.ctx.variables(), self.chain_name, self.window_name)
 
     def result_path(self, spec) -> Path | None:
+        """Where one task's result goes (mteb's layout, the experiment folder when the run is one);
+        None when nothing is written."""
         from .results import result_path
 
         root = self.options.output_dir
         return None if root is None else result_path(Path(root), self.meta, spec.name, self.experiment)
 
     def with_context(self, ctx) -> ResolvedRun:
+        """The same run with another RunContext (a Ray worker makes its own)."""
         return replace(self, ctx=ctx)
 
 
@@ -418,7 +426,14 @@ def resolve(meta, options: RunOptions, ray: bool = False, ctx=None) -> ResolvedR
     declared = declared_identity(meta, encoder_options, protocol.name, resampler, calls, Path(options.cache_dir))
     window_name = window.canonical() if window.windowed else None
     experiment = experiment_settings(
-        meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls, chain and chain.canonical(), window_name
+        meta,
+        overrides,
+        protocol.name,
+        DEFAULT_PROTOCOL,
+        resampler,
+        calls,
+        chain.canonical() if chain is not None else None,
+        window_name,
     )
     return ResolvedRun(
         meta,
