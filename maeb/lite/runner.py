@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .. import catalog
@@ -57,8 +58,9 @@ def evaluate(
             strict_modalities=False,
             lite_dir=lite_dir,
             debug=debug,
-            **({} if stability_replays is None else {"stability_replays": stability_replays}),
         )
+        if stability_replays is not None:
+            cfg = replace(cfg, stability_replays=stability_replays)
         try:
             run(meta, specs, cfg, log=_log)
         except MissingPackage as exc:  # one model's optional package must not stop the others
