@@ -33,6 +33,7 @@ def get_model(name: str | Path) -> ModelMeta:
 
 
 def get_benchmark(name: str) -> Benchmark:
+    """A registered benchmark by name or alias (its tasks: maeb.get_tasks(benchmark))."""
     return catalog.find_benchmark(name)
 
 
@@ -51,6 +52,9 @@ def select_tasks(
     languages: Sequence[str] | None = None,
     eval_splits: Sequence[str] | None = None,
 ) -> list[TaskSpec]:
+    """TaskSpecs from names, spec files, TaskSpecs and benchmarks (each expanded to its tasks),
+    then kept by task type (maeb's or mteb's name), language (eng-Latn or eng; a multilingual task
+    keeps its subsets in those languages) and with its eval splits replaced; each task once, in order."""
     specs: list[TaskSpec] = []
     for item in items:
         if isinstance(item, TaskSpec):
@@ -164,7 +168,8 @@ def _generated_signature() -> None:
     fixed = [p for p in base.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
     keyword = inspect.Parameter.KEYWORD_ONLY
     extra = [inspect.Parameter(api_name(f), keyword, default=default_of(f, "api"), annotation=f.type) for f in option_fields()]
-    evaluate.__signature__ = base.replace(parameters=fixed + extra)
+    # inspect.signature reads a function's __signature__ (an attribute mypy does not know functions have)
+    evaluate.__signature__ = base.replace(parameters=fixed + extra)  # type: ignore[attr-defined]
     lines = [
         f"    {api_name(f)} (default {default_of(f, 'api')!r}): {f.metadata['help'].replace('%%', '%')}" for f in option_fields()
     ]

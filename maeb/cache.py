@@ -30,11 +30,11 @@ CLAIM_STALE_SECONDS = 600.0  # a claim not refreshed for this long belongs to a 
 
 
 def default_cache_dir() -> Path:
-    """$MAEB_CACHE_DIR, else maeb under $XDG_CACHE_HOME (default ~/.cache)."""
-    env = os.environ.get("MAEB_CACHE_DIR")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "maeb"
+    """$MAEB_CACHE_DIR, else maeb under $XDG_CACHE_HOME (default ~/.cache): maeb.environment reads it
+    (the fronts pass the folder down; this is for library calls made without one)."""
+    from .environment import cache_dir
+
+    return cache_dir()
 
 
 def identity_hash(identity: Mapping) -> str:

@@ -221,7 +221,9 @@ def probed_options(meta: ModelMeta, encoder) -> list[tuple[str, object, object]]
     return out
 
 
-def check_config(report: Report, meta: ModelMeta, encoder, options: dict, device: str, protocol: str | None) -> None:
+def check_config(
+    report: Report, meta: ModelMeta, encoder, options: dict, device: str, protocol: str | None, endpoints=None
+) -> None:
     """Each probed option, set to another value, changes config() (so the cache key follows it)."""
     base = encoder.config()
     for name, current, probe in probed_options(meta, encoder):
@@ -229,7 +231,7 @@ def check_config(report: Report, meta: ModelMeta, encoder, options: dict, device
             report.add("SKIP", f"config covers {name}", f"no alternative value derived from {current!r}; check it by hand")
             continue
         try:
-            other = load_encoder(meta, device=device, protocol=protocol, **{**options, name: probe})
+            other = load_encoder(meta, device=device, protocol=protocol, endpoints=endpoints, **{**options, name: probe})
         except (MaebError, ValueError, TypeError) as exc:
             report.add("SKIP", f"config covers {name}", f"{name}={probe!r} is not accepted ({str(exc).splitlines()[0][:120]})")
             continue
@@ -365,8 +367,10 @@ def check_model(
     config_probes: bool = True,
     tasks: bool = True,
     out=print,
+    endpoints: dict | None = None,
 ) -> Report:
-    """Load a model (or its tiny random variant) and run every check on it; prints one line per check and returns the Report."""
+    """Load a model (or its tiny random variant) and run every check on it; prints one line per check and returns the
+    Report. endpoints: the endpoint variables a front read (maeb.environment.endpoints), for API-backed families."""
     report = Report(out=out)
     with tempfile.TemporaryDirectory(prefix="maeb-check-") as tmp:
         work = Path(tmp)
@@ -378,7 +382,7 @@ def check_model(
             options = {**tiny_models.build(meta, work / "weights"), **options}
             dim = None
         try:
-            encoder = load_encoder(meta, device=device, protocol=protocol, **options)
+            encoder = load_encoder(meta, device=device, protocol=protocol, endpoints=endpoints, **options)
             check_encoder(meta, encoder)
         except MaebError as exc:
             report.add("FAIL", "load", str(exc))
@@ -402,7 +406,7 @@ def check_model(
         if has_text(encoder):
             check_text(report, encoder, dim)
         if config_probes:
-            check_config(report, meta, encoder, options, device, protocol)
+            check_config(report, meta, encoder, options, device, protocol, endpoints)
         if tasks:
             check_tasks(report, meta, encoder, options, device, protocol, work)
     failed = len(report.failed)

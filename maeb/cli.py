@@ -8,11 +8,17 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from . import environment
 from .errors import MaebError
 from .options import RunOptions, add_cli_arguments, from_fronts, option_fields
 from .options import parse_option as _option
 from .options import replays as _replays
+
+if TYPE_CHECKING:
+    from .options import ResolvedRun
+    from .spec import TaskSpec
 
 
 def _options(pairs) -> dict:
@@ -26,6 +32,8 @@ def _options(pairs) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subparser per subcommand (run's option flags generated from
+    maeb.options.RunOptions)."""
     parser = argparse.ArgumentParser(prog="maeb", description="Evaluate audio models on MAEB and related benchmarks.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -143,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
     corr.add_argument("--json", type=Path, metavar="OUT", help="also write the analysis as JSON here")
     corr.add_argument("--html", type=Path, metavar="OUT", help="also write an HTML page with a scatter plot here")
 
+    from . import durations, robust  # (their flags are defined once, beside what they run)
+
+    rob = sub.add_parser("robust", help="MAEB-robust: degradation curves of the offline models under perturbation ladders")
+    robust.add_arguments(rob)
+    dur = sub.add_parser("durations", help="score against clip duration, from results run with --duration-buckets")
+    durations.add_arguments(dur)
+
     lite = sub.add_parser("lite", help="build MAEB-lite offline and evaluate the offline models on it (the main job)")
     lite.add_argument("action", nargs="?", choices=["all", "build"], default="all")
     lite.add_argument("--dir", type=Path, help="where the data goes (default: $MAEB_LITE_DIR or ~/.cache/maeb/maeb-lite)")
@@ -211,8 +226,9 @@ def _draws(text: str) -> int:
 
 
 def _judge_endpoint(args):
-    url = args.judge_url or os.environ.get("MAEB_JUDGE_URL")
-    model = args.judge_model or os.environ.get("MAEB_JUDGE_MODEL")
+    env_url, env_model = environment.judge()
+    url = args.judge_url or env_url
+    model = args.judge_model or env_model
     if not url:
         return None
     if not model:
@@ -250,10 +266,11 @@ def run_options(args, task_count: int) -> RunOptions:
 
 
 def cmd_run(args) -> int:
+    """`maeb run`: one model on tasks or benchmarks (or its dry run, or on Ray); 2 when a task failed."""
     from . import catalog
     from .options import resolve
     from .protocols import get_protocol
-    from .runner import run
+    from .runner import plan_context, run
 
     get_protocol(args.protocol)
     if not args.show_progress:
@@ -278,7 +295,7 @@ def cmd_run(args) -> int:
     from .runner import require_sides
 
     # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
-    require_sides(meta, named, bool(args.judge_url or os.environ.get("MAEB_JUDGE_URL")))
+    require_sides(meta, named, bool(args.judge_url or environment.judge()[0]))
     specs = list({s.name: s for s in named + from_benchmarks}.values())
     cfg = run_options(args, len(specs))
     if args.ray_workers is not None and (not args.ray or args.ray_workers < 1):
@@ -290,8 +307,8 @@ def cmd_run(args) -> int:
         from .distributed import require_ray
 
         require_ray()  # before anything is loaded or planned
-    if args.dry_run:
-        return print_plan(meta, specs, cfg, ray=bool(args.ray))
+    if args.dry_run:  # (a dry run opens no judge: a plain context)
+        return print_plan(resolve(meta, cfg, ray=bool(args.ray), ctx=plan_context(cfg)), specs)
     job = resolve(meta, cfg, ray=bool(args.ray))  # every option checked and parsed once, before any model is loaded
     if args.ray:
         from .distributed import run_on_ray
@@ -334,10 +351,13 @@ def _quiet_libraries() -> None:
     logging.getLogger("datasets").setLevel(logging.ERROR)
 
 
-def print_plan(meta, specs, cfg, ray: bool = False) -> int:
+def print_plan(job: ResolvedRun, specs: list[TaskSpec]) -> int:
+    """The dry run: what `run` would do for each task (clips, hours, cached, status) and the window
+    policy in force, from the resolved run; 2 when a task would fail."""
     from .runner import plan
 
-    rows = plan(meta, specs, cfg, ray=ray)
+    meta = job.meta
+    rows = plan(meta, specs, job)
     width = max(len(r["task"]) for r in rows)
     print(f"{'task':{width}}  {'type':29}  subsets  {'clips':>8}  {'hours':>7}  {'cached':>8}  status")
     for r in rows:
@@ -351,7 +371,6 @@ def print_plan(meta, specs, cfg, ray: bool = False) -> int:
             f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.2f}  {r['cached_clips']:8}  {status}"
         )
     from .runner import LONG_CLIP_SECONDS
-    from .windows import parse
 
     todo = [r for r in rows if r["done"] is not True and not r["skip"] and not r["failed"]]
     print(
@@ -359,7 +378,7 @@ def print_plan(meta, specs, cfg, ray: bool = False) -> int:
         f"({sum(r['hours'] for r in todo):.2f} h of audio) to embed at most, "
         f"{_count(sum(r['cached_clips'] for r in rows), 'clip')} already cached for {meta.name}"
     )
-    policy = parse(cfg.long_audio)
+    policy = job.window
     in_force = (
         f"window policy {policy.canonical()} (--long-audio): clips longer than the model's window are embedded window by window"
         if policy.windowed
@@ -395,6 +414,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def cmd_leaderboard(args) -> int:
+    """`maeb leaderboard`: rank the models of result folders or a main_scores.csv."""
     from .leaderboard import load_board, report_lines
     from .report import render
 
@@ -445,6 +465,7 @@ def _scores_for(results, task_names):
 
 
 def cmd_select(args) -> int:
+    """`maeb select`: a non-redundant task subset, by MAEB's procedure."""
     from . import catalog
     from .leaderboard import task_infos
     from .selection import score_matrix, select, sweep
@@ -486,6 +507,7 @@ def cmd_select(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    """`maeb compare`: the correlation of per-model averages on two benchmarks."""
     from . import catalog
     from .selection import compare_benchmarks
 
@@ -496,6 +518,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_tradeoff(args) -> int:
+    """`maeb tradeoff`: acoustic against linguistic task groups, per model, as a markdown table."""
     from .selection import tradeoff
 
     rows = tradeoff(_scores_for(args.results, args.acoustic + args.linguistic), args.acoustic, args.linguistic)
@@ -507,15 +530,17 @@ def cmd_tradeoff(args) -> int:
 
 
 def cmd_lite(args) -> int:
+    """`maeb lite`: build MAEB-lite (in --dir, else $MAEB_LITE_DIR, else under the cache) and run the
+    offline models on it, or check a run against the reference."""
     from .lite.runner import main as lite_main
 
-    folder = args.dir or (Path(os.environ["MAEB_LITE_DIR"]) if os.environ.get("MAEB_LITE_DIR") else None)
+    folder = args.dir or environment.folder("MAEB_LITE_DIR")
     return lite_main(
         folder,
         args.seed,
         args.models,
         args.output_dir,
-        args.cache_dir,
+        args.cache_dir or environment.cache_dir(),
         args.force,
         not args.quiet and sys.stderr.isatty(),
         build_only=args.action == "build",
@@ -524,7 +549,15 @@ def cmd_lite(args) -> int:
         tolerance=args.tolerance,
         tasks=args.tasks,
         stability_replays=args.stability_replays,
+        debug=environment.debug(),
     )
+
+
+def cmd_robust(args) -> int:
+    """`maeb robust`: the folders from the flags, else from $MAEB_CACHE_DIR and $MAEB_LITE_DIR."""
+    from .robust import command
+
+    return command(args, args.cache_dir or environment.cache_dir(), args.lite_dir or environment.folder("MAEB_LITE_DIR"))
 
 
 def _list_protocols(as_json: bool) -> int:
@@ -553,10 +586,12 @@ def _list_protocols(as_json: bool) -> int:
 
 
 def cmd_list(args) -> int:
+    """`maeb list`: models, benchmarks, tasks or protocols, as lines or JSON."""
     from . import catalog
 
     if args.what == "protocols":
         return _list_protocols(args.json)
+    rows: list[dict[str, Any]]  # one JSON object per model, benchmark or task
     if args.what == "models":
         from .encoders import runnable_problems
 
@@ -581,7 +616,7 @@ def cmd_list(args) -> int:
     elif args.what == "benchmarks":
         rows = []
         for b in catalog.benchmarks().values():
-            counts: dict[str, int] = {}
+            counts: dict[str, int] = {}  # (also the task list's, below)
             for spec in catalog.benchmark_specs(b):
                 counts[spec.mteb_type] = counts.get(spec.mteb_type, 0) + 1
             rows.append({"name": b.name, "aliases": list(b.aliases), "n_tasks": len(b.tasks), "types": counts})
@@ -620,7 +655,7 @@ def cmd_list(args) -> int:
             types = ", ".join(f"{n} {t}" for t, n in sorted(r["types"].items()))
             print(f"{r['name']}: {_count(r['n_tasks'], 'task')} ({types})")
     else:
-        counts: dict[str, int] = {}
+        counts = {}
         for r in rows:
             counts[r["type"]] = counts.get(r["type"], 0) + 1
             print(f"{r['name']}  [{r['type']}, {r['category']}, {r['main_score']}]")
@@ -637,6 +672,7 @@ def _published_summary(rows) -> str:
 
 
 def cmd_check_model(args) -> int:
+    """`maeb check-model`: check a model entry (load, config, sides, tiny tasks); 1 when a check failed."""
     from . import catalog
     from .checkmodel import check_model
 
@@ -652,11 +688,13 @@ def cmd_check_model(args) -> int:
         protocol=args.protocol,
         config_probes=not args.no_config_probes,
         tasks=not args.no_tasks,
+        endpoints=environment.endpoints(),
     )
     return 1 if report.failed else 0
 
 
 def cmd_describe(args) -> int:
+    """`maeb describe`: the spec format's reference (a task type, transforms, derive kinds), or all as markdown."""
     from . import describe
 
     if args.markdown and args.topic:
@@ -678,6 +716,7 @@ def _negative_values(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: run a subcommand; a maeb error is one line `maeb: error: ...` and exit code 2."""
     import logging
 
     from .context import log_to_stderr
@@ -694,6 +733,8 @@ def main(argv: list[str] | None = None) -> int:
             "tradeoff": cmd_tradeoff,
             "correlate": lambda a: __import__("maeb.correlate").correlate.command(a),  # kept lazy like the rest
             "lite": cmd_lite,
+            "robust": cmd_robust,
+            "durations": lambda a: __import__("maeb.durations").durations.command(a),
             "check-model": cmd_check_model,
             "describe": cmd_describe,
         }

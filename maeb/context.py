@@ -28,6 +28,7 @@ class StderrHandler(logging.Handler):
 
 
 def log_to_stderr(level: int = logging.INFO) -> None:
+    """Print the maeb logger's notices on stderr from `level` up (the command line does this once)."""
     if not any(isinstance(h, StderrHandler) for h in LOGGER.handlers):
         LOGGER.addHandler(StderrHandler())
     LOGGER.setLevel(level)
@@ -36,6 +37,9 @@ def log_to_stderr(level: int = logging.INFO) -> None:
 
 @dataclass(frozen=True)
 class RunContext:
+    """What every step of a run is handed: the cache folder, device, progress, logger, judge and
+    the data folders of MAEB-lite and MMAG-lite (maeb.options.context_of builds it from the options)."""
+
     cache_dir: Path
     device: str = "cpu"
     progress: Progress = field(default_factory=lambda: Progress("off"))
@@ -45,6 +49,7 @@ class RunContext:
     mmag_lite_dir: Path | None = None  # where a spec's ${MMAG_LITE_DIR} points (None: under the cache folder)
 
     def log(self, message: str) -> None:
+        """A notice of the run (the logger at INFO)."""
         self.logger.info(message)
 
     def data_cache(self, *parts: str) -> Path:
@@ -63,6 +68,7 @@ class RunContext:
 
 
 def default_context() -> RunContext:
+    """A context for library calls made without one: the default cache folder, CPU, no progress."""
     from .cache import default_cache_dir
 
     return RunContext(cache_dir=default_cache_dir())

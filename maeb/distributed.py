@@ -32,6 +32,8 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 from . import hub, tasktypes
 from .audio import AudioRef
@@ -42,6 +44,7 @@ from .options import ResolvedRun, RunOptions, check_ray, resolve
 from .rayworker import MaebWorker, RemoteEncoder
 from .runner import (
     RunSummary,
+    TaskResult,
     _accumulate,
     _missing_side,
     build_embedder,
@@ -60,6 +63,8 @@ LOCAL_OBJECT_STORE = 256 * 1024 * 1024  # bytes; vectors and batches are small, 
 
 @dataclass
 class WorkerTime:
+    """One Ray worker's account: where it ran, its seconds loading, embedding and in all, and its counts."""
+
     where: str
     load: float
     embed: float
@@ -70,9 +75,11 @@ class WorkerTime:
 
     @property
     def idle(self) -> float:
+        """Seconds neither loading nor embedding (waiting for the driver)."""
         return max(0.0, self.wall - self.load - self.embed)
 
     def line(self) -> str:
+        """The worker's one line in the run's closing report."""
         return (
             f"{self.where}: load {self.load:.1f} s, embed {self.embed:.1f} s, idle {self.idle:.1f} s; "
             f"{self.clips} clips in {self.shards} shards, {self.calls} calls from the driver"
@@ -81,6 +88,8 @@ class WorkerTime:
 
 @dataclass
 class RaySummary(RunSummary):
+    """A Ray run's RunSummary, with each worker's account and the shards scheduled."""
+
     workers: list[WorkerTime] = field(default_factory=list)
     shards: int = 0  # shards scheduled (0: the run found everything cached or done)
 
@@ -134,7 +143,7 @@ def run_on_ray(
             done.append(spec)
         else:
             pending.append(_Task(spec, float(row["hours"] or 0.0)))
-    results = {}
+    results: dict[str, TaskResult] = {}
     if done:  # every one is done: run() reads the results and loads nothing
         _merge(summary, run(meta, done, local, log), results)
     if pending:
@@ -164,7 +173,7 @@ def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, wor
     pool = None
     try:
         count = workers or _default_workers(ray, cfg, local=address in (None, "local"))
-        pool = _Pool(ray, meta, job, count, log)
+        pool = _Pool(ray, meta, job, count, log, outside_paths(meta, [t.spec for t in tasks]))
         described = pool.first()
         remote = RemoteEncoder(described, pool.send)
         main = build_embedder(local, remote)
@@ -210,6 +219,30 @@ def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, wor
             ray.shutdown()
 
 
+def outside_paths(meta: ModelMeta, specs: list[TaskSpec]) -> tuple[str, ...]:
+    """The import folders of the run's modules from outside the package (a `module:Class` family or
+    task type), as the driver found them: a worker adds them to its sys.path, so it imports the same
+    module the driver did wherever the run was started (on a cluster, the folders must exist on each
+    node: a shared file system, or the module installed there)."""
+    import importlib.util
+
+    names = [x.split(":", 1)[0] for x in (meta.family, *(s.type for s in specs)) if ":" in x]
+    out = []
+    for name in dict.fromkeys(names):
+        if name == "maeb" or name.startswith("maeb."):
+            continue
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None or not found.origin or not Path(found.origin).is_file():
+            continue  # (the worker's own error names the module and what to do)
+        origin = Path(found.origin).resolve()
+        depth = name.count(".") + (1 if origin.name == "__init__.py" else 0)  # pkg.mod lives two folders down
+        out.append(str(origin.parents[depth]))
+    return tuple(dict.fromkeys(out))
+
+
 def _connect(ray, address: str | None, workers: int | None) -> bool:
     """Connect to the cluster (or start a local one); True when this call started Ray."""
     if ray.is_initialized():
@@ -244,7 +277,7 @@ class _Pool:
     """The model workers: which are ready, what each has in flight, and one call at a time for
     the driver's stand-in encoder (sent to the least busy worker)."""
 
-    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log):
+    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log, paths: tuple[str, ...] = ()):
         self.ray, self.meta, self.log = ray, meta, log
         options = {"num_cpus": 1, "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
         if job.options.device == "cuda":
@@ -254,9 +287,9 @@ class _Pool:
         actor = ray.remote(MaebWorker).options(**options)
         run_id = uuid.uuid4().hex[:8]
         shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
-        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1) for i in range(count)}
+        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1, paths) for i in range(count)}
         self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
-        self.ready: dict[int, object] = {}
+        self.ready: dict[int, Any] = {}  # worker number -> its Ray actor handle
         self.busy: dict[int, int] = {}
         self.expected: dict | None = None
         self.first_where: dict[int, str] = {}  # as each worker first described itself (a restart has another pid)
@@ -318,7 +351,7 @@ class _Pool:
         if not self.ready and not self.describing:
             raise ModelError(f"model {self.meta.name!r}: no worker has the driver's encoder identity ({what})")
 
-    def idle_worker(self) -> tuple[int, object] | None:
+    def idle_worker(self) -> tuple[int, Any] | None:
         with self.lock:
             free = [(n, i) for i, n in self.busy.items() if n < IN_FLIGHT]
             if not free:
@@ -401,7 +434,8 @@ class _Feeder(threading.Thread):
         self.inflight: dict = {}  # object ref -> (worker number, task, job)
         self.scheduled: set[str] = set()
         self.stop = threading.Event()
-        self.shards, self.stats = 0, []
+        self.shards = 0
+        self.stats: list = []  # each shard's embedding statistics, added to the run's at the end
         self.bar = ctx.progress.bar(0, "ray: clips embedded", minimum=0)
 
     def run(self) -> None:

@@ -9,7 +9,7 @@ and their mean, which is the task's metric restricted to those items (maeb.evalu
 <subset>.duration_buckets). Clustering, pair classification and multilabel scores are not means
 over clips and report nothing.
 
-    python -m maeb.durations --results results [--tasks BirdCLEF SoundDescsA2TRetrieval]
+    python -m maeb durations --results results [--tasks BirdCLEF SoundDescsA2TRetrieval]
 
 prints, per task, the buckets against every result found (the head cut and each --long-audio
 experiment side by side)."""
@@ -21,9 +21,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
-from .audio import clip_seconds
 from .errors import SpecError
 
 DEFAULT_EDGES = (10.0, 30.0, 60.0, 300.0, 1800.0)
@@ -51,12 +48,15 @@ def parse_edges(text: str | None) -> tuple[float, ...]:
         edges = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise SpecError(f"--duration-buckets {text!r}: expected increasing seconds such as 10,30,60") from None
+    import numpy as np  # (lazy: the command line's parser imports this module)
+
     if not edges or any(not (b > a) for a, b in zip((0.0, *edges), edges)) or not np.isfinite(edges).all():
         raise SpecError(f"--duration-buckets {text!r}: edges must be positive, finite and increasing (seconds, e.g. 10,30,60)")
     return edges
 
 
 def label(i: int, edges: Sequence[float]) -> str:
+    """The name of bucket i of the edges: <10 s, 10-30 s, ..., >=1800 s."""
     lo = 0.0 if i == 0 else edges[i - 1]
     return f"<{edges[0]:g} s" if i == 0 else (f">={lo:g} s" if i == len(edges) else f"{lo:g}-{edges[i]:g} s")
 
@@ -64,8 +64,10 @@ def label(i: int, edges: Sequence[float]) -> str:
 def buckets(seconds: Sequence[float], values: Sequence[float], edges: Sequence[float]) -> list[dict]:
     """One row per non-empty bucket: its label, the items in it, their mean value and the
     longest clip in it."""
-    seconds, values = np.asarray(seconds, float), np.asarray(values, float)
-    index = np.searchsorted(np.asarray(edges, float), seconds, side="right")
+    import numpy as np
+
+    secs, vals = np.asarray(seconds, float), np.asarray(values, float)
+    index = np.searchsorted(np.asarray(edges, float), secs, side="right")
     rows = []
     for i in range(len(edges) + 1):
         inside = index == i
@@ -74,8 +76,8 @@ def buckets(seconds: Sequence[float], values: Sequence[float], edges: Sequence[f
                 {
                     "bucket": label(i, edges),
                     "items": int(inside.sum()),
-                    "score": float(values[inside].mean()),
-                    "max_seconds": round(float(seconds[inside].max()), 2),
+                    "score": float(vals[inside].mean()),
+                    "max_seconds": round(float(secs[inside].max()), 2),
                 }
             )
     return rows
@@ -86,6 +88,8 @@ def report(outcome: tuple[str, list, list] | None, edges: Sequence[float]) -> di
     if outcome is None:
         return None
     metric, refs, values = outcome
+    from .audio import clip_seconds
+
     seconds = [clip_seconds(r) for r in refs]
     return {"metric": metric, "edges": list(edges), "rows": buckets(seconds, values, edges)}
 
@@ -118,6 +122,7 @@ def collect(results: Path, tasks: Sequence[str] | None = None) -> dict[str, dict
 
 
 def to_text(collected: dict[str, dict[str, list[dict]]]) -> str:
+    """The collected buckets as one markdown table per task (a row per run, a column per bucket)."""
     lines = []
     for task, runs in sorted(collected.items()):
         lines.append(f"## {task}")
@@ -132,14 +137,31 @@ def to_text(collected: dict[str, dict[str, list[dict]]]) -> str:
     return "\n".join(lines) if lines else "no result holds duration buckets (run with --duration-buckets)"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m maeb.durations", description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `python -m maeb durations` (and of the old `python -m maeb.durations`)."""
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--tasks", nargs="*", help="tasks to show (default: every task with buckets)")
-    args = parser.parse_args(argv)
+
+
+def command(args: argparse.Namespace) -> int:
+    """Print the duration buckets of every result under args.results; 1 when none holds any."""
     collected = collect(args.results, args.tasks)
     print(to_text(collected))
     return 0 if collected else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m maeb.durations`, kept for one release: `python -m maeb durations` with the same
+    flags (a line on stderr says so)."""
+    import sys
+
+    print(
+        "note: `python -m maeb.durations` is now `python -m maeb durations` (same flags); this form goes in the next release",
+        file=sys.stderr,
+    )
+    parser = argparse.ArgumentParser(prog="python -m maeb.durations", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return command(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

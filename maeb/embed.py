@@ -36,6 +36,8 @@ from .taskrecord import EmbedStats, TaskRecord
 from .windows import WindowedRef, WindowPolicy, embed_windowed, windowed_refs
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .perturbed import BabblePool
 
 MAX_BATCH_CLIPS = 1024  # clips per batch under --batch-seconds, however short they are
@@ -99,7 +101,7 @@ class Embedder:
         self.max_clips: int | None = None  # lowered by an out-of-memory back-off, kept for the run
         self.max_samples: int | None = None
         self.policy = policy
-        self.generated_dir = None  # where a text-to-audio system's clips go (set per task by the runner)
+        self.generated_dir: Path | None = None  # where a text-to-audio system's clips go (set per task by the runner)
         self.perturbation = perturbation  # a maeb.perturb.Chain: clips are seen through it (maeb.perturbed)
         if policy is None and (has_audio(encoder) or callable(getattr(encoder, "generate", None))):
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)

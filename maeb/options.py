@@ -4,8 +4,8 @@ one-line help), from which the `run` subcommand's flags (maeb.cli) and `maeb.eva
 them: the protocol, the encoder options, the perturbation chain, the window policy, the identities,
 the experiment settings and the RunContext. The runner, the Ray driver and its workers take that
 resolved run; none of them parses an option string again or reads an environment variable (the
-command line and evaluate() read $MAEB_CACHE_DIR, $MAEB_LITE_DIR and $MMAG_LITE_DIR and pass them
-down).
+command line and evaluate() read the variables of maeb.environment, through from_fronts, and pass
+them down as fields).
 
 A new run option is one field here (with its `cli` flag and, where the keyword differs from the
 field name, its `api` name); tests/test_options.py fails when the command line or evaluate() lack
@@ -16,13 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .protocols import DEFAULT_PROTOCOL
 from .stability import DEFAULT_REPLAYS
+
+if TYPE_CHECKING:
+    from .judge import Endpoint
 
 # -- value parsers of the command line (argparse reports their errors in one line) --
 
@@ -71,9 +74,9 @@ def _opt(default=MISSING, help: str = "", *, factory=MISSING, cli: dict | None =
 
 
 def _default_cache_dir() -> Path:
-    from .cache import default_cache_dir
+    from .environment import cache_dir
 
-    return default_cache_dir()
+    return cache_dir()
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,7 @@ class RunOptions:
         "override the protocol's resampler (soxr-hq: 1.2-5x faster, not mteb's; results go to an experiment folder)",
         cli={"flags": ("--resampler",), "choices": ["torchaudio-sinc-hann", "soxr-hq"]},
     )
-    judge: object | None = _opt(
+    judge: Endpoint | None = _opt(
         None,
         "a maeb.judge.Endpoint for judge-scored task types (command line: --judge-url, --judge-model, --judge-key-env, "
         "--judge-timeout, --judge-retries, --judge-budget)",
@@ -211,7 +214,7 @@ class RunOptions:
     duration_buckets: tuple[float, ...] | None = _opt(
         None,
         "also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
-        "for task types scored as a mean over clips; shown by python -m maeb.durations",
+        "for task types scored as a mean over clips; shown by python -m maeb durations",
         cli={"flags": ("--duration-buckets",), "nargs": "?", "const": "default", "metavar": "EDGES"},
     )
     raise_error: bool = _opt(
@@ -227,6 +230,22 @@ class RunOptions:
         cli_default=None,
         why="None: the command line stops at once for a single task and goes on past a failed task of several; "
         "evaluate() stops, as mteb's raise_error=True",
+    )
+    debug: bool = _opt(
+        False,
+        "an unexpected error (not one of maeb's one-line errors) raises with its traceback instead of one line; "
+        "also on when $MAEB_DEBUG is set",
+        cli={"flags": ("--debug",), "action": "store_true"},
+    )
+    endpoints: dict = _opt(
+        help="endpoints of API-backed models where the entry's options name none, by variable (MAEB_API_URL, "
+        "MAEB_API_MODEL, MAEB_TTA_URL; a model class's `from_environment` says which option each fills); "
+        "default: those variables of the environment",
+        factory=dict,
+        cli=None,
+        api_default=None,
+        why="None at evaluate(): the environment's variables are read when the run starts (from_fronts); the command "
+        "line reads them too and has no flag (--option base_url=... names an endpoint)",
     )
     stability_replays: int = _opt(
         DEFAULT_REPLAYS,
@@ -245,6 +264,7 @@ class RunOptions:
             if getattr(self, name) is not None and not isinstance(getattr(self, name), Path):
                 set_(self, name, Path(getattr(self, name)))
         set_(self, "options", dict(self.options or {}))
+        set_(self, "endpoints", dict(self.endpoints or {}))
         set_(self, "perturb", (self.perturb,) if isinstance(self.perturb, str) else tuple(self.perturb or ()))
         set_(self, "duration_buckets", _edges(self.duration_buckets))
 
@@ -263,6 +283,7 @@ def option_fields():
 
 
 def api_name(f) -> str:
+    """A field's evaluate() keyword: its `api` name, else the field's name."""
     return f.metadata.get("api") or f.name
 
 
@@ -286,16 +307,21 @@ def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(*spec["flags"], dest=f.name, **kwargs)
 
 
-def from_fronts(values: dict[str, Any], environ=None) -> RunOptions:
-    """RunOptions from the values a front end collected (field name -> value; a missing or None
-    cache_dir and lite_dir are filled here from the environment, the only place it is read)."""
-    environ = os.environ if environ is None else environ
+def from_fronts(values: dict[str, Any], environ: Mapping[str, str] | None = None) -> RunOptions:
+    """RunOptions from the values a front end collected (field name -> value): a missing or None
+    cache_dir, lite_dir, mmag_lite_dir and endpoints, and a false debug, are filled here from the
+    environment (maeb.environment; os.environ unless `environ` is given)."""
+    from . import environment
+
     values = dict(values)
     if values.get("cache_dir") is None:
-        values.pop("cache_dir", None)  # the field's default: $MAEB_CACHE_DIR or ~/.cache/maeb
+        values["cache_dir"] = environment.cache_dir(environ)  # $MAEB_CACHE_DIR or ~/.cache/maeb
     for name, variable in (("lite_dir", "MAEB_LITE_DIR"), ("mmag_lite_dir", "MMAG_LITE_DIR")):
-        if values.get(name) is None and environ.get(variable):
-            values[name] = Path(environ[variable])
+        if values.get(name) is None:
+            values[name] = environment.folder(variable, environ)
+    if values.get("endpoints") is None:
+        values["endpoints"] = environment.endpoints(environ)
+    values["debug"] = bool(values.get("debug")) or environment.debug(environ)
     for name in ("protocol", "stability_replays", "options"):  # None: the default (evaluate() accepts it)
         if name in values and values[name] is None:
             values.pop(name)
@@ -336,6 +362,7 @@ class ResolvedRun:
 
     @property
     def chain_name(self) -> str | None:
+        """The perturbation chain's canonical string, None for the clean run."""
         return self.chain.canonical() if self.chain else None
 
     @property
@@ -351,12 +378,15 @@ class ResolvedRun:
         return run_identity(self.declared, spec, self.ctx.variables(), self.chain_name, self.window_name)
 
     def result_path(self, spec) -> Path | None:
+        """Where one task's result goes (mteb's layout, the experiment folder when the run is one);
+        None when nothing is written."""
         from .results import result_path
 
         root = self.options.output_dir
         return None if root is None else result_path(Path(root), self.meta, spec.name, self.experiment)
 
     def with_context(self, ctx) -> ResolvedRun:
+        """The same run with another RunContext (a Ray worker makes its own)."""
         return replace(self, ctx=ctx)
 
 
@@ -396,7 +426,14 @@ def resolve(meta, options: RunOptions, ray: bool = False, ctx=None) -> ResolvedR
     declared = declared_identity(meta, encoder_options, protocol.name, resampler, calls, Path(options.cache_dir))
     window_name = window.canonical() if window.windowed else None
     experiment = experiment_settings(
-        meta, overrides, protocol.name, DEFAULT_PROTOCOL, resampler, calls, chain and chain.canonical(), window_name
+        meta,
+        overrides,
+        protocol.name,
+        DEFAULT_PROTOCOL,
+        resampler,
+        calls,
+        chain.canonical() if chain is not None else None,
+        window_name,
     )
     return ResolvedRun(
         meta,

@@ -19,9 +19,13 @@ import socket
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from . import runner
 from .context import RunContext
+from .embed import Embedder
 from .encoders import SIDES, check_encoder, check_precision, load_encoder
 from .errors import AudioError, CacheError, DataError, MaebError, ModelError, OutputError, SpecError
 from .progress import Progress
@@ -34,16 +38,26 @@ class MaebWorker:
     """One model loaded in one process of the cluster. Failures to load are reported by describe()
     (an exception in an actor's constructor would only say that the actor died)."""
 
-    def __init__(self, meta, job, run_id: str, number: int):
+    def __init__(self, meta, job, run_id: str, number: int, paths: tuple[str, ...] = ()):
         self.started = time.perf_counter()
+        _add_import_paths(paths)
         self.where = f"worker {number} ({socket.gethostname()}:{os.getpid()})"
         self.busy, self.clips, self.shards, self.calls = 0.0, 0, 0, 0
-        self.problem, self.encoder, self.emb = None, None, None
+        self.problem: str | None = None
+        self.encoder: Any = None
+        self.emb: Embedder | None = None
         _remove_stale_folders()
         self.folder = Path(tempfile.gettempdir()) / f"{FOLDER_PREFIX}{run_id}-{number}"
         try:
             cfg = job.options  # the driver's resolved run (maeb.options.resolve), without its context
-            encoder = load_encoder(meta, device=cfg.device, protocol=job.protocol, **job.overrides)
+            encoder = load_encoder(
+                meta,
+                device=cfg.device,
+                protocol=job.protocol,
+                endpoints=cfg.endpoints,
+                raise_unexpected=cfg.debug,
+                **job.overrides,
+            )
             check_precision(meta, encoder, cfg.precision)
             check_encoder(meta, encoder)
             ctx = RunContext(
@@ -67,32 +81,40 @@ class MaebWorker:
         config, and the identity the worker's cache is keyed by (compared with the driver's)."""
         if self.problem:
             return {"problem": self.problem, "where": self.where}
-        encoder = self.encoder
+        emb, encoder = self._loaded()
         return {
             "where": self.where,
-            "identity": self.emb.cache.identity,
+            "identity": emb.cache.identity,
             "config": encoder.config(),
             "methods": [m for m in SIDES if callable(getattr(encoder, m, None))],
             "attrs": attributes(encoder),
             "class": type(encoder).__name__,
         }
 
+    def _loaded(self) -> tuple[Embedder, Any]:
+        """The embedder and encoder of a worker that loaded its model (the driver sends work to those only)."""
+        if self.emb is None or self.encoder is None:
+            raise ModelError(f"{self.where}: the model is not loaded ({self.problem})")
+        return self.emb, self.encoder
+
     def pid(self) -> int:
+        """This worker's process id (a restarted worker has another)."""
         return os.getpid()
 
     def embed_shard(self, task: str, label: str, refs: list) -> dict:
         """Vectors of the shard's clips (unique, none cached in the run's cache): keys, a matrix,
         and the shard's embedding record."""
         t0 = time.perf_counter()
-        emb = self.emb
+        emb, _ = self._loaded()
         emb.begin_task(task)
         emb.label(label)
+        vectors: np.ndarray | None
         try:
             vectors, ok = emb.audio(refs)
         except DataError as exc:
             if emb.on_bad_audio != "skip" or not all(r.name in emb.stats.skipped for r in refs):
                 raise plain_error(exc, self.where) from None
-            vectors, ok = None, [False] * len(refs)  # every clip of the shard was skipped: the driver records them
+            vectors, ok = None, np.zeros(len(refs), dtype=bool)  # every clip of the shard was skipped: the driver records them
         except MaebError as exc:
             raise plain_error(exc, self.where) from None
         keys = [r.key for r, good in zip(refs, ok) if good]
@@ -111,6 +133,7 @@ class MaebWorker:
             self.calls += 1
 
     def times(self) -> dict:
+        """Where this worker runs and its seconds (load, embedding, wall) and counts (clips, shards, calls)."""
         return {
             "where": self.where,
             "load": self.load_seconds,
@@ -122,6 +145,7 @@ class MaebWorker:
         }
 
     def close(self) -> None:
+        """Close the worker's cache file and remove its folder."""
         if self.emb is not None:
             self.emb.cache.close()
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -140,6 +164,7 @@ class RemoteEncoder:
             setattr(self, method, functools.partial(send, method))
 
     def config(self) -> dict:
+        """The configuration the workers' encoder reported (what its identity is built from)."""
         return dict(self._config)
 
     def __repr__(self) -> str:
@@ -179,6 +204,18 @@ def plain_error(exc: MaebError, where: str) -> MaebError:
         return DataError(f"{exc} ({where})")
     cls = next((c for c in (DataError, ModelError, CacheError, SpecError, OutputError) if isinstance(exc, c)), MaebError)
     return cls(f"{exc} ({where})")
+
+
+def _add_import_paths(paths: tuple[str, ...]) -> None:
+    """The folders of the driver's outside modules (maeb.distributed.outside_paths), after this
+    process's own: a `module:Class` family loads here as it did on the driver."""
+    import importlib
+    import sys
+
+    added = [p for p in paths if p not in sys.path]
+    sys.path.extend(added)
+    if added:
+        importlib.invalidate_caches()
 
 
 def _remove_stale_folders() -> None:

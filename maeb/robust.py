@@ -2,7 +2,7 @@
 degradation curve (mean main score against ladder step, clean first) and its area, in markdown,
 JSON and an HTML page with one inline-SVG plot per ladder.
 
-`python -m maeb.robust` runs it on MAEB-lite offline (built or reused first); results are written
+`python -m maeb robust` runs it on MAEB-lite offline (built or reused first); results are written
 in mteb's layout (the clean run in the model's folder, each step in an experiments folder), so an
 interrupted view resumes and a rerun only reads them.
 
@@ -72,7 +72,8 @@ def run_view(models, tasks, ladders: dict, output_dir: Path, cache_dir: Path, li
     """Every model on the tasks, clean and at every step of every ladder (each configuration a
     maeb.runner.run), gathered into curves."""
     from . import catalog
-    from .runner import RunConfig, run
+    from .options import RunOptions
+    from .runner import run
 
     specs = [catalog.find_task(t) for t in tasks]
     curves = []
@@ -81,7 +82,7 @@ def run_view(models, tasks, ladders: dict, output_dir: Path, cache_dir: Path, li
         scores: dict[str, dict[str, float]] = {}
         for step in ("clean", *dict.fromkeys(s for steps in ladders.values() for s in steps)):
             perturb = () if step == "clean" else (step,)
-            cfg = RunConfig(output_dir=output_dir, cache_dir=cache_dir, show_progress=False, lite_dir=lite_dir, perturb=perturb)
+            cfg = RunOptions(output_dir=output_dir, cache_dir=cache_dir, show_progress=False, lite_dir=lite_dir, perturb=perturb)
             summary = run(meta, specs, cfg, log=lambda m: None)
             scores[step] = {r.task: r.main_score for r in summary.results}
             log(f"{meta.name} {step}: mean {sum(scores[step].values()) / len(scores[step]):.4f}")
@@ -201,34 +202,51 @@ def write(curves: list[Curve], tasks, folder: Path) -> None:
     write_text_atomic(folder / "robust.html", to_html(curves, tasks))
 
 
-def main(argv=None) -> int:
-    """`python -m maeb.robust`: build or reuse MAEB-lite, run the view, write and print it; 2 on a
-    maeb error (one line)."""
-    from .cache import default_cache_dir
-    from .errors import MaebError
-    from .lite import default_dir
-    from .lite.build import build
-
-    parser = argparse.ArgumentParser(prog="python -m maeb.robust", description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of `python -m maeb robust` (and of the old `python -m maeb.robust`)."""
     parser.add_argument("--models", nargs="+", default=list(MODELS))
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), help="MAEB-lite tasks (default: one or two per domain)")
     parser.add_argument("--ladders", nargs="+", choices=list(LADDERS), default=list(LADDERS))
     parser.add_argument("--output-dir", type=Path, default=Path("runs/maeb-robust"))
-    parser.add_argument("--cache-dir", type=Path)
+    parser.add_argument("--cache-dir", type=Path, help="the cache folder (default: $MAEB_CACHE_DIR or ~/.cache/maeb)")
     parser.add_argument("--lite-dir", type=Path, help="MAEB-lite's data (default: $MAEB_LITE_DIR or under the cache)")
-    args = parser.parse_args(argv)
-    cache = args.cache_dir or default_cache_dir()
-    lite = args.lite_dir or default_dir(cache)
-    try:
-        build(lite, log=print)
-        curves = run_view(args.models, args.tasks, {k: LADDERS[k] for k in args.ladders}, args.output_dir, cache, lite)
-    except MaebError as exc:
-        print(f"error: {exc}")
-        return 2
+
+
+def command(args: argparse.Namespace, cache_dir: Path, lite_dir: Path | None) -> int:
+    """Build or reuse MAEB-lite in lite_dir (None: under the cache), run the view, write and print it
+    (the front passes the folders, the environment's defaults filled in)."""
+    from .lite import under_cache
+    from .lite.build import build
+
+    lite = lite_dir or under_cache(cache_dir)
+    build(lite, log=print)
+    curves = run_view(args.models, args.tasks, {k: LADDERS[k] for k in args.ladders}, args.output_dir, cache_dir, lite)
     write(curves, args.tasks, args.output_dir)
     print(to_markdown(curves))
     print(f"wrote {args.output_dir}/robust.{{html,md,json}}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m maeb.robust`, kept for one release: `python -m maeb robust` with the same flags
+    (a line on stderr says so); 2 on a maeb error (one line)."""
+    import sys
+
+    from . import environment
+    from .errors import MaebError
+
+    print(
+        "note: `python -m maeb.robust` is now `python -m maeb robust` (same flags); this form goes in the next release",
+        file=sys.stderr,
+    )
+    parser = argparse.ArgumentParser(prog="python -m maeb.robust", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return command(args, args.cache_dir or environment.cache_dir(), args.lite_dir or environment.folder("MAEB_LITE_DIR"))
+    except MaebError as exc:
+        print(f"maeb: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

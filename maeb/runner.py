@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -65,10 +64,12 @@ class TaskResult:
 
     @property
     def scores(self) -> dict[str, list[dict]]:
+        """The scores in mteb's shape: split -> one entry per subset."""
         return self.payload["scores"]
 
     @property
     def info(self) -> dict:
+        """The result's maeb section (protocol, identity, task, data, encoder, timings)."""
         return self.payload.get("maeb", {})
 
     @property
@@ -86,6 +87,7 @@ class TaskResult:
 
     @property
     def evaluation_time(self) -> float:
+        """Seconds the task took, as written in the result."""
         return float(self.payload.get("evaluation_time") or 0.0)
 
     @property
@@ -98,12 +100,16 @@ class TaskResult:
 
     @classmethod
     def from_file(cls, path: Path, model: str) -> TaskResult:
+        """A TaskResult read from a result file (the task named by its task_name, else the file's stem)."""
         payload = json.loads(Path(path).read_text(encoding="utf-8"))
         return cls(payload.get("task_name", Path(path).stem), model, payload, Path(path))
 
 
 @dataclass
 class RunSummary:
+    """What a run did: the tasks done, already done, skipped for a missing side or failed (with
+    their reasons), the results in task order, the embedding statistics and the wall time."""
+
     done: list[str] = field(default_factory=list)
     skipped_existing: list[str] = field(default_factory=list)
     skipped_modality: list[str] = field(default_factory=list)
@@ -113,11 +119,16 @@ class RunSummary:
     wall_seconds: float = 0.0
 
     def outside_forward_share(self) -> float | None:
+        """The share of embedding time spent outside the encoder's forward pass (decoding,
+        resampling, batching); None when nothing was embedded."""
         wall = self.stats.embed_wall_seconds
         return None if wall <= 0 else max(0.0, 1.0 - self.stats.forward_seconds / wall)
 
 
 class TaskEvaluation(NamedTuple):
+    """One task's evaluation: its scores, seconds, notes on the data, side files, per-subset
+    infos and the stability record."""
+
     scores: dict[str, list[dict]]  # split -> one entry per subset, mteb's shape
     seconds: float
     notes: dict  # what the run noticed about the data
@@ -292,8 +303,9 @@ def existing_result(path: Path, ident: dict) -> str:
     data = read_result(path)
     if data is None:
         return "absent"  # unreadable: recomputed and replaced
-    extra = data.get("maeb") if isinstance(data.get("maeb"), dict) else None
-    recorded = (extra or {}).get("identity")
+    found = data.get("maeb")
+    extra: dict = found if isinstance(found, dict) else {}
+    recorded = extra.get("identity")
     if not isinstance(recorded, dict) or recorded.get("hash") != ident["hash"]:
         what = "; ".join(differences(recorded, ident)[:6]) if recorded else "it records no maeb run identity"
         raise MaebError(
@@ -316,9 +328,8 @@ def _observed_dim(meta: ModelMeta, dim: int | None, log) -> ModelMeta:
 
 def _recorded_edges(path: Path) -> list | None:
     """The --duration-buckets edges a result was computed with (None: without)."""
-    data = read_result(path) or {}
-    extra = data.get("maeb") if isinstance(data.get("maeb"), dict) else {}
-    return extra.get("duration_edges")
+    found = (read_result(path) or {}).get("maeb")
+    return found.get("duration_edges") if isinstance(found, dict) else None
 
 
 check_run_config = check_options  # the old name, kept for one release
@@ -349,17 +360,17 @@ def run(
     prepare_offline_data(specs, ctx, log)
     if encoder is not None and cfg.precision:
         raise ModelError(f"model {meta.name!r}: --precision applies when maeb loads the model; build the encoder in that dtype")
-    overrides, options, experiment, chain = job.overrides, job.encoder_options, job.experiment, job.chain
+    overrides, encoder_options, experiment, chain = job.overrides, job.encoder_options, job.experiment, job.chain
     pending, existing = [], {}
     for spec in specs:
         path = job.result_path(spec)
         ident = job.identity(spec)
         status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
-        if status == "done" and cfg.duration_buckets and _recorded_edges(path) != list(cfg.duration_buckets):
+        if status == "done" and path is not None and cfg.duration_buckets and _recorded_edges(path) != list(cfg.duration_buckets):
             # a report option, not part of the identity: the same scores, recomputed from cached vectors
             log(f"{spec.name}: the result at {path} has no duration buckets with these edges; running it again")
             status = "incomplete-report"
-        if status == "done":
+        if status == "done" and path is not None:  # (done: read from its file)
             summary.skipped_existing.append(spec.name)
             existing[spec.name] = TaskResult.from_file(path, meta.name)
             log(f"{spec.name}: already done ({path}); skipped")
@@ -375,7 +386,9 @@ def run(
     if root is not None:  # an unwritable output folder stops the run before the model loads or anything is embedded
         check_writable(model_dir(root, meta, experiment))
     if encoder is None:
-        encoder = load_encoder(meta, device=cfg.device, protocol=protocol, **overrides)
+        encoder = load_encoder(
+            meta, device=cfg.device, protocol=protocol, endpoints=cfg.endpoints, raise_unexpected=cfg.debug, **overrides
+        )
         check_precision(meta, encoder, cfg.precision)
     else:
         check_encoder(meta, encoder)
@@ -403,10 +416,10 @@ def run(
                 fail_task(summary, spec.name, exc, cfg.raise_error, log)
                 continue
             except Exception as exc:
-                if os.environ.get("MAEB_DEBUG"):
+                if cfg.debug:
                     raise
                 error = MaebError(
-                    f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 for the traceback)"
+                    f"task {spec.name}: unexpected {type(exc).__name__}: {exc} (set MAEB_DEBUG=1 or --debug for the traceback)"
                 )
                 error.__cause__ = exc
                 fail_task(summary, spec.name, error, cfg.raise_error, log)
@@ -453,8 +466,10 @@ def run(
                 amend(spec, info)
             result = TaskResult(spec.name, meta.name, task_result(spec, scores, seconds, info), path, outcome.files)
             if path is not None:
-                if not done:  # with the first result, so a run that fails before any leaves no lone model_meta.json
-                    write_model_meta(root, _observed_dim(meta, cache.dim, log), options, experiment)
+                if (
+                    not done and root is not None
+                ):  # with the first result, so a run that fails before any leaves no lone model_meta.json
+                    write_model_meta(root, _observed_dim(meta, cache.dim, log), encoder_options, experiment)
                 for name, text in outcome.files.items():
                     write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
                 write_json_atomic(path, result.payload)
@@ -464,7 +479,8 @@ def run(
             summary.done.append(spec.name)
             skipped = f", {len(emb.stats.skipped)} clips skipped" if emb.stats.skipped else ""
             unfinished = f", {failed} judge items failed (rerun to retry them)" if failed else ""
-            band = f" ±{outcome.stability['band']:.4f}" if (outcome.stability or {}).get("band") else ""
+            stability = outcome.stability or {}
+            band = f" ±{stability['band']:.4f}" if stability.get("band") else ""
             log(f"{spec.name}: {spec.main_score} = {result.main_score:.4f}{band} ({seconds:.1f} s{skipped}{unfinished})")
     finally:
         cache.close()
@@ -643,9 +659,9 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedR
     no model is loaded and nothing is downloaded (ray: the options are checked for a Ray run)."""
     from .cache import cached_tasks
 
-    if not isinstance(options, ResolvedRun):  # (a dry run opens no judge: a plain context)
+    if not isinstance(options, ResolvedRun):
         check_options(options)
-        options = resolve(meta, options, ray, ctx=RunContext(cache_dir=Path(options.cache_dir), lite_dir=options.lite_dir))
+        options = resolve(meta, options, ray, ctx=plan_context(options))
     job, cfg, ctx = options, options.options, options.ctx
     cached = cached_tasks(cfg.cache_dir, meta.name, meta.revision)
     prepare_offline_data(specs, ctx, ctx.log)  # synthetic, built here: nothing is downloaded
@@ -687,6 +703,11 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedR
     return rows
 
 
+def plan_context(options: RunOptions) -> RunContext:
+    """A dry run's context: the run's folders, no judge opened and no progress shown."""
+    return RunContext(cache_dir=Path(options.cache_dir), lite_dir=options.lite_dir, mmag_lite_dir=options.mmag_lite_dir)
+
+
 LONG_CLIP_SECONDS = 30.0  # what the dry run calls long: the length cap of most families under the published protocol
 
 
@@ -694,7 +715,9 @@ def _catalog_longest(spec: TaskSpec) -> float:
     return max((v.get("max_seconds") or 0.0 for v in spec.stats.values() if isinstance(v, dict)), default=0.0)
 
 
-def _plan_status(path: Path, ident: dict) -> bool | str:
+def _plan_status(path: Path | None, ident: dict) -> bool | str:
+    if path is None:
+        return False  # nothing is written, so nothing is done
     try:
         return existing_result(path, ident) == "done"
     except MaebError:
@@ -702,6 +725,7 @@ def _plan_status(path: Path, ident: dict) -> bool | str:
 
 
 def is_local(spec: TaskSpec, ctx: RunContext) -> bool:
+    """Whether the task's data is a local folder (read from its files, not the hub)."""
     return spec.data.source in ("audiofolder", "metafolder") or Path(spec.data.location(ctx.variables())).is_dir()
 
 
@@ -710,6 +734,7 @@ def local_counts(spec: TaskSpec, ctx: RunContext, long_seconds: float = LONG_CLI
     task, read from its files (headers only), after checking that its columns are there: a wrong
     column or main score fails here, before anything is embedded."""
     from .audio import AudioRef, clip_seconds
+    from .data import Table
 
     kind = tasktypes.get(spec.type)
     data = load_task(spec, ctx)
@@ -717,15 +742,15 @@ def local_counts(spec: TaskSpec, ctx: RunContext, long_seconds: float = LONG_CLI
     for tables in data.values():
         for table in tables.values():
             kind.check_columns(spec, table)
-            items = []
-            if hasattr(table, "columns"):
+            items: list = []
+            if isinstance(table, Table):
                 for column in kind.clip_columns(spec):
                     if column in table:
                         items += table[column]
             else:
                 items = [v for _, v in table.corpus + table.queries]
             refs.update({id(r): r for r in items if isinstance(r, AudioRef)})
-    unique = {}
+    unique: dict[str, AudioRef] = {}
     for ref in refs.values():
         with contextlib.suppress(MaebError):
             unique.setdefault(ref.key, ref)

@@ -890,8 +890,7 @@ def test_openai_adapter_sends_base64_wav(tmp_path, monkeypatch):
     with ScriptedServer(reply) as server:
         meta = find_model("openai:served-audio-model")
         assert meta.name == "served-audio-model" and meta.family == "gen-openai-chat"
-        monkeypatch.setenv("MAEB_API_URL", server.url)
-        enc = load_encoder(meta)
+        enc = load_encoder(meta, endpoints={"MAEB_API_URL": server.url})  # ($MAEB_API_URL, read by the fronts)
         assert enc.config()["endpoint"] == {"base_url": server.url, "model": "served-audio-model"}
         texts = enc.generate([tone(440.0, 0.5), tone(440.0, 1.25)], ["hi", "ho"], {"max_new_tokens": 7})
         assert texts == ["wav 0.50 s at 16000 Hz; hi; max 7", "wav 1.25 s at 16000 Hz; ho; max 7"]
@@ -942,10 +941,11 @@ def test_dry_run_knows_generators_and_judges(tmp_path):
     from dataclasses import replace
 
     from maeb.catalog import benchmark_specs, find_benchmark, find_model
-    from maeb.runner import RunConfig, plan
+    from maeb.options import RunOptions
+    from maeb.runner import plan
 
     specs = [s for b in ("MECAT-Caption", "AIR-Bench-Chat") for s in benchmark_specs(find_benchmark(b))]
-    cfg = RunConfig(output_dir=tmp_path, cache_dir=tmp_path)
+    cfg = RunOptions(output_dir=tmp_path, cache_dir=tmp_path)
     rows = {r["task"]: r for r in plan(find_model("qwen2-audio-7b-instruct"), specs, cfg)}
     assert rows["MECAT-Caption"]["skip"] == "" and rows["MECAT-Caption"]["clips"] == 20052
     assert rows["AIR-Bench-Chat"]["skip"] == "no judge side"

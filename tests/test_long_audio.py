@@ -16,7 +16,8 @@ import soundfile as sf
 from maeb.audio import AudioRef, LengthPolicy, load
 from maeb.errors import AudioError, MaebError, SpecError
 from maeb.mock import SpectralEncoder, tone
-from maeb.runner import RunConfig, run
+from maeb.options import RunOptions
+from maeb.runner import run
 from maeb.spec import parse_spec
 from maeb.stream import clip_stream, windows
 from maeb.windows import WindowedRef, WindowPolicy, parse
@@ -158,7 +159,9 @@ def test_late_label_needs_windows_and_results_are_labelled(tmp_path):
     meta = mock_meta()
 
     def go(long_audio=None):
-        cfg = RunConfig(output_dir=tmp_path / "results", cache_dir=tmp_path / "cache", show_progress=False, long_audio=long_audio)
+        cfg = RunOptions(
+            output_dir=tmp_path / "results", cache_dir=tmp_path / "cache", show_progress=False, long_audio=long_audio
+        )
         return run(meta, [spec], cfg, log=lambda m: None).results[0]
 
     head, mean, peak = go(), go("mean"), go("max:window=30,hop=15")
@@ -209,7 +212,7 @@ def test_duration_buckets_equal_the_task_scored_on_those_clips_alone(tone_folder
         return parse_spec({"name": name, "type": "classification", "data": data, "protocol": {"samples_per_label": 3}}, "t")
 
     def go(specs, buckets=None):
-        cfg = RunConfig(output_dir=tmp_path / "res", cache_dir=tmp_path / "cache", show_progress=False, duration_buckets=buckets)
+        cfg = RunOptions(output_dir=tmp_path / "res", cache_dir=tmp_path / "cache", show_progress=False, duration_buckets=buckets)
         return run(mock_meta(), specs, cfg, log=lambda m: None).results
 
     edge = 0.9
@@ -233,7 +236,7 @@ def test_retrieval_buckets_are_per_query_means(tone_folder, tmp_path):
     data = {"source": "audiofolder", "path": str(tone_folder), "eval_splits": ["test"], "split_by": {"column": "split"}}
     derive = {"kind": "text_to_audio", "label_column": "freq", "relevance": "self"}
     spec = parse_spec({"name": "ToneT2A", "type": "retrieval", "category": "t2a", "data": data, "derive": derive}, "t")
-    cfg = RunConfig(output_dir=None, cache_dir=tmp_path / "cache", show_progress=False, duration_buckets=parse_edges("0.9"))
+    cfg = RunOptions(output_dir=None, cache_dir=tmp_path / "cache", show_progress=False, duration_buckets=parse_edges("0.9"))
     result = run(mock_meta(), [spec], cfg, log=lambda m: None).results[0]
     table = result.info["evaluation"]["test"]["default"]["duration_buckets"]
     assert table["metric"] == "hit_rate_at_5"

@@ -5,7 +5,7 @@ that is not a field, or default to another value without saying why."""
 from __future__ import annotations
 
 import inspect
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ import maeb.options
 import maeb.runner
 from maeb.cli import build_parser, main
 from maeb.context import RunContext
+from maeb.environment import ENDPOINT_VARIABLES
 from maeb.judge import Endpoint
 from maeb.options import RunOptions, api_name, default_of
 from maeb.runner import RunSummary
@@ -47,7 +48,8 @@ def test_the_command_line_offers_each_option_and_nothing_else():
     run = run_parser()
     dests = {a.dest for a in run._actions}
     options = {f.name for f in fields(RunOptions) if f.metadata["cli"] is not None}
-    assert options == {f.name for f in fields(RunOptions)} - {"judge"}  # the judge is its flags' endpoint
+    # the judge is its flags' endpoint; the endpoints come from the environment (--option base_url=... names one)
+    assert options == {f.name for f in fields(RunOptions)} - {"judge", "endpoints"}
     assert dests == options | SELECTION_FLAGS | INVOCATION_FLAGS | JUDGE_FLAGS
     parsed = run.parse_args(["-m", "x", "-t", "y"])
     for f in fields(RunOptions):
@@ -72,13 +74,15 @@ def test_the_fronts_default_alike_except_where_a_field_says_why():
     differ = {
         f.name
         for f in fields(RunOptions)
-        if not (default_of(f, "cli") == default_of(f, "api") == default_of(f)) and f.name != "cache_dir"
+        if not (default_of(f, "cli") == default_of(f, "api") == default_of(f)) and f.name not in ("cache_dir", "endpoints")
     }
     # output_dir: evaluate() writes only when asked; strict_modalities and raise_error: the command line runs
     # benchmarks and goes on past a failed task of several (cache_dir: None at both fronts, read when the run starts)
     assert differ == {"output_dir", "strict_modalities", "raise_error"}
     cache = next(f for f in fields(RunOptions) if f.name == "cache_dir")
     assert default_of(cache, "cli") is None and default_of(cache, "api") is None
+    endpoints = next(f for f in fields(RunOptions) if f.name == "endpoints")  # (no flag: read from the environment)
+    assert default_of(endpoints, "api") is None and endpoints.metadata["cli"] is None
 
 
 # one non-default value per option: (command-line tokens, evaluate() value, the field's value from each)
@@ -110,6 +114,9 @@ def samples(tmp_path: Path) -> dict:
         "duration_buckets": (["--duration-buckets", "10,30"], "10,30", (10.0, 30.0), (10.0, 30.0)),
         "raise_error": (["--raise-error"], False, True, False),
         "stability_replays": (["--stability-replays", "0"], 0, 0, 0),
+        "debug": (["--debug"], True, True, True),
+        # (no flag: the command line takes them from the environment, test_the_environment_is_read_by_the_fronts_only)
+        "endpoints": ([], {"MAEB_TTA_URL": "http://t"}, {}, {"MAEB_TTA_URL": "http://t"}),
     }
 
 
@@ -125,7 +132,7 @@ def captured(monkeypatch):
     monkeypatch.setattr(maeb.options, "resolve", lambda meta, options, ray=False, ctx=None: options)
     monkeypatch.setattr(maeb.runner, "run", record)
     monkeypatch.setattr(maeb.api, "run", record)
-    for variable in ("MAEB_LITE_DIR", "MMAG_LITE_DIR", "MAEB_JUDGE_URL"):
+    for variable in ("MAEB_LITE_DIR", "MMAG_LITE_DIR", "MAEB_JUDGE_URL", "MAEB_DEBUG", *ENDPOINT_VARIABLES):
         monkeypatch.delenv(variable, raising=False)
     return seen
 
@@ -146,7 +153,7 @@ def test_each_option_is_reachable_from_both_fronts_and_changes_only_itself(tmp_p
     assert set(table) == {f.name for f in fields(RunOptions)}  # a new option needs a sample here
     cli_base, api_base = cli_options(captured), api_options(captured)
     for f in fields(RunOptions):
-        if f.name != "cache_dir":  # (None at the fronts: the cache folder's default)
+        if f.name not in ("cache_dir", "endpoints"):  # (None at the fronts: filled from the environment)
             assert getattr(cli_base, f.name) == default_of(f, "cli" if f.name != "raise_error" else None) or (
                 f.name == "raise_error" and cli_base.raise_error is False
             ), f.name
@@ -159,7 +166,7 @@ def test_each_option_is_reachable_from_both_fronts_and_changes_only_itself(tmp_p
         assert getattr(got_api, name) == from_api, name
         changed_cli = {f.name for f in fields(RunOptions) if getattr(got_cli, f.name) != getattr(cli_base, f.name)}
         changed_api = {f.name for f in fields(RunOptions) if getattr(got_api, f.name) != getattr(api_base, f.name)}
-        assert changed_cli == {name} and changed_api == {name}, name
+        assert changed_cli == ({name} if tokens else set()) and changed_api == {name}, name
 
 
 def test_a_single_task_stops_at_once_on_the_command_line(captured):
@@ -208,3 +215,81 @@ def test_a_run_parses_its_perturbation_and_window_once(tmp_path, tone_folder, mo
     )
     assert [r.task for r in results] == ["ToneA", "ToneB"] and results[0].info["perturbation"]
     assert calls == {"chain": 1, "window": 1}
+    calls.update(chain=0, window=0)  # the dry run too: it prints the window policy of the resolved run
+    tokens = ["run", "-m", str(write_model(tmp_path)), "-t", *map(str, tasks), "--dry-run", "--long-audio", "mean"]
+    assert main([*tokens, "--cache-dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    assert calls == {"chain": 0, "window": 1}
+
+
+def test_the_environment_is_read_by_the_fronts_only(tmp_path, captured, monkeypatch):
+    """$MAEB_DEBUG and the endpoint variables reach the run as RunOptions fields from both fronts
+    (and below them, options built directly go by what they are told)."""
+    monkeypatch.setenv("MAEB_DEBUG", "1")
+    monkeypatch.setenv("MAEB_API_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MAEB_TTA_URL", "http://127.0.0.1:9/tta")
+    monkeypatch.setenv("MAEB_CACHE_DIR", str(tmp_path / "env-cache"))
+    for options in (cli_options(captured), api_options(captured)):
+        assert options.debug is True and options.cache_dir == tmp_path / "env-cache"
+        assert options.endpoints == {"MAEB_API_URL": "http://127.0.0.1:9/v1", "MAEB_TTA_URL": "http://127.0.0.1:9/tta"}
+    assert api_options(captured, endpoints={}).endpoints == {}  # given, not replaced
+    built = RunOptions(cache_dir=tmp_path / "c")
+    assert built.debug is False and built.endpoints == {}
+
+
+def test_a_model_class_takes_its_endpoint_from_the_run_not_the_environment(monkeypatch):
+    from maeb.catalog import find_model
+    from maeb.encoders import load_encoder
+    from maeb.errors import ModelError
+
+    meta = find_model("openai:served-audio-model")
+    monkeypatch.setenv("MAEB_API_URL", "http://127.0.0.1:9/from-env")
+    with pytest.raises(ModelError, match="MAEB_API_URL"):  # below the fronts the variable is not read
+        load_encoder(meta)
+    told = load_encoder(meta, endpoints={"MAEB_API_URL": "http://127.0.0.1:9/v1", "MAEB_API_MODEL": "m"})
+    assert told.config()["endpoint"] == {"base_url": "http://127.0.0.1:9/v1", "model": meta.options["model"]}  # the entry's
+    bare = replace(meta, options={k: v for k, v in meta.options.items() if k != "model"})
+    assert (
+        load_encoder(bare, endpoints={"MAEB_API_URL": "http://h/v1", "MAEB_API_MODEL": "m"}).config()["endpoint"]["model"] == "m"
+    )
+    given = load_encoder(meta, endpoints={"MAEB_API_URL": "http://x/v1"}, base_url="http://127.0.0.1:9/opt")
+    assert given.config()["endpoint"]["base_url"] == "http://127.0.0.1:9/opt"  # the entry's option wins, as before
+
+
+# the modules that may read os.environ: the fronts' reader, and the few that read a variable for a reason
+# of their own (each says why); every other module of maeb/ is below the fronts and is told its settings
+ENVIRONMENT_READERS = {
+    "maeb/environment.py": "the variables maeb honours, read for the fronts (command line, evaluate(), maeb lite)",
+    "maeb/cli.py": "the command line (a front); it also quiets the datasets library's bars by its variable",
+    "maeb/hub.py": "sets and restores HF_HUB_OFFLINE around a run, for the hub libraries imported later",
+    "maeb/numeric_env.py": "records the BLAS/thread variables in a result's numeric fingerprint",
+    "maeb/judge.py": "an API key, by the variable the endpoint names, read when a request is sent (never stored)",
+    "maeb/audiogen/adapters.py": "an API key, by the variable the entry names, read when a request is sent",
+}
+
+
+def _reads_environment(tree) -> list[int]:
+    import ast
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb", "putenv", "unsetenv"):
+            if isinstance(node.value, ast.Name) and node.value.id == "os":
+                lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            if any(a.name in ("environ", "getenv", "environb") for a in node.names):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_below_the_fronts_reads_the_environment():
+    import ast
+
+    root = Path(maeb.__file__).parent
+    offenders = {}
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root.parent).as_posix()
+        lines = _reads_environment(ast.parse(path.read_text(encoding="utf-8")))
+        if lines and name not in ENVIRONMENT_READERS:
+            offenders[name] = lines
+    assert offenders == {}, f"read the variable at a front (maeb.environment) and pass it down: {offenders}"
+    assert _reads_environment(ast.parse("import os\nx = os.environ.get('A')\n")) == [2]  # the scan sees a read

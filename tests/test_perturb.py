@@ -12,6 +12,7 @@ import pytest
 
 from maeb import catalog
 from maeb.audio import AudioRef, LengthPolicy, load
+from maeb.options import RunOptions
 from maeb.perturb import (
     Chain,
     Codec,
@@ -25,7 +26,7 @@ from maeb.perturb import (
 )
 from maeb.perturbed import BabblePool, PerturbedRef
 from maeb.robust import Curve, area, to_html
-from maeb.runner import RunConfig, run
+from maeb.runner import run
 
 RATE = 16000
 
@@ -210,7 +211,7 @@ def lite(lite_data):
 
 def _run(lite, tmp, tasks, perturb=(), overwrite=False, out="results"):
     specs = [catalog.find_task(t) for t in tasks]
-    cfg = RunConfig(
+    cfg = RunOptions(
         output_dir=tmp / out,
         cache_dir=tmp / "cache",
         show_progress=False,

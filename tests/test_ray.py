@@ -20,7 +20,8 @@ from maeb import catalog
 from maeb.cli import main
 from maeb.distributed import run_on_ray
 from maeb.mock import write_tone_folder
-from maeb.runner import RunConfig, run
+from maeb.options import RunOptions
+from maeb.runner import run
 
 from .conftest import mock_meta
 
@@ -52,8 +53,8 @@ def specs():
     return [catalog.find_task(name) for name in TASKS]
 
 
-def config(root: Path, lite_dir: Path) -> RunConfig:
-    return RunConfig(
+def config(root: Path, lite_dir: Path) -> RunOptions:
+    return RunOptions(
         output_dir=root / "results", cache_dir=root / "cache", show_progress=False, strict_modalities=False, lite_dir=lite_dir
     )
 

@@ -15,7 +15,8 @@ from maeb.embed import Embedder
 from maeb.encoders import ModelMeta, identity
 from maeb.loader import load_task
 from maeb.mock import IdentityEncoder, vector_wav, write_hub_repo
-from maeb.runner import RunConfig, evaluate_task, run
+from maeb.options import RunOptions
+from maeb.runner import evaluate_task, run
 from maeb.spec import parse_spec
 from maeb.stability import SHARE, measure, noise, per_experiment, replay
 
@@ -125,7 +126,7 @@ def test_the_band_is_a_report_not_part_of_the_score_or_identity(repo, tmp_path):
     specs = [spec_of(repo, "classification", n_experiments=4), spec_of(repo, "multilabel", n_experiments=4)]
     files = {}
     for replays in (0, 2):
-        cfg = RunConfig(
+        cfg = RunOptions(
             output_dir=tmp_path / f"r{replays}", cache_dir=tmp_path / "cache", show_progress=False, stability_replays=replays
         )
         summary = run(META, specs, cfg, encoder=IdentityEncoder())

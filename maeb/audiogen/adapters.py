@@ -99,6 +99,8 @@ def wav_bytes(audio: np.ndarray, rate: int) -> bytes:
 class HTTPTextToAudio:
     """A text-to-audio system behind an HTTP endpoint (one POST per request, a few in flight)."""
 
+    from_environment = {"url": "MAEB_TTA_URL"}  # read by the fronts
+
     def __init__(
         self,
         meta,
@@ -112,7 +114,7 @@ class HTTPTextToAudio:
         timeout=300.0,
         retries=3,
     ):
-        self.url = url or os.environ.get("MAEB_TTA_URL")
+        self.url = url
         if not self.url:
             raise ModelError(f"model {meta.name!r}: set the endpoint with --option url=... or MAEB_TTA_URL")
         if isinstance(accepts, str):  # --option accepts=caption,transcript

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -402,9 +401,14 @@ def _constructor_mismatch(factory, meta: ModelMeta, device: str, options: dict) 
     return f"{name}{sig} cannot be called as {name}(meta, device={device!r}, **{sorted(options)}): {reason}; {CONSTRUCTOR}"
 
 
-def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **overrides):
+def load_encoder(
+    meta: ModelMeta, device: str = "cpu", protocol=None, *, endpoints=None, raise_unexpected: bool = False, **overrides
+):
     """Build the encoder for a registry entry; options in the entry, then overrides, go to the
-    factory, and the protocol (maeb.protocols) to factories that take one."""
+    factory, and the protocol (maeb.protocols) to factories that take one. endpoints: values of
+    the variables a factory's `from_environment` ({option: variable}) names, for the options the
+    entry and overrides leave unset (the fronts read them: RunOptions.endpoints). raise_unexpected:
+    a constructor's unexpected exception propagates with its traceback (RunOptions.debug)."""
     import inspect
 
     from ..protocols import DEFAULT_PROTOCOL, get_protocol
@@ -417,6 +421,9 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
     except (TypeError, ValueError):
         accepts = {}
     check_option_values(meta, accepts, options)
+    for key, variable in getattr(factory, "from_environment", {}).items():
+        if options.get(key) is None and (endpoints or {}).get(variable):
+            options[key] = endpoints[variable]
     if "protocol" in accepts:
         options["protocol"] = get_protocol(protocol or DEFAULT_PROTOCOL)
     mismatch = _constructor_mismatch(factory, meta, device, options)
@@ -449,7 +456,7 @@ def load_encoder(meta: ModelMeta, device: str = "cpu", protocol=None, **override
     except MaebError:
         raise
     except Exception as exc:  # anything else a wrapper's constructor raises (a custom class's own check, say)
-        if os.environ.get("MAEB_DEBUG"):
+        if raise_unexpected:
             raise
         raise ModelError(
             f"model {meta.name!r}: building family {meta.family!r} raised {type(exc).__name__}: {hub.first_line(exc)} "

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -94,6 +93,7 @@ class OpenAIChatGenerator(TextGeneratorBase):
 
     batching = "padded"
     min_samples = 0
+    from_environment = {"base_url": "MAEB_API_URL", "model": "MAEB_API_MODEL"}  # read by the fronts
 
     def __init__(
         self,
@@ -111,8 +111,7 @@ class OpenAIChatGenerator(TextGeneratorBase):
     ):
         from ..judge import Endpoint, Gate
 
-        base_url = base_url or os.environ.get("MAEB_API_URL")
-        model = model or os.environ.get("MAEB_API_MODEL") or meta.name
+        model = model or meta.name
         if not base_url:
             raise ModelError(f"model {meta.name!r}: set the endpoint with --option base_url=... or MAEB_API_URL")
         self.endpoint = Endpoint(

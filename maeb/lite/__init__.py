@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 
 def default_dir(cache_dir: Path | None = None) -> Path:
-    """Where MAEB-lite lives for a command line: $MAEB_LITE_DIR (the user's choice), else under the
-    cache folder. Only the command lines read the variable; a run is told its folder (lite_dir)."""
-    if os.environ.get("MAEB_LITE_DIR"):
-        return Path(os.environ["MAEB_LITE_DIR"])
+    """Where MAEB-lite lives unless a run is told another folder ($MAEB_LITE_DIR, read by the fronts:
+    maeb.environment): under the cache folder."""
     if cache_dir is None:
         from ..cache import default_cache_dir
 

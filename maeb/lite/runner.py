@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from .. import catalog
 from ..cache import default_cache_dir
@@ -39,8 +39,10 @@ def evaluate(
     lite_dir: Path | None = None,
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
+    debug: bool = False,
 ) -> dict[str, float]:
-    """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model."""
+    """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model. debug:
+    unexpected errors raise with their traceback (RunOptions.debug)."""
     from ..errors import MaebError, MissingPackage
 
     specs = lite_specs(tasks)
@@ -49,15 +51,16 @@ def evaluate(
         meta = catalog.find_model(name)
         started = time.perf_counter()
         _log(f"== {meta.name}")
-        extra: dict[str, Any] = {} if stability_replays is None else {"stability_replays": stability_replays}
         cfg = RunOptions(
             output_dir=output_dir,
             cache_dir=cache_dir,
             show_progress=show_progress,
             strict_modalities=False,
             lite_dir=lite_dir,
-            **extra,
+            debug=debug,
         )
+        if stability_replays is not None:
+            cfg = replace(cfg, stability_replays=stability_replays)
         try:
             run(meta, specs, cfg, log=_log)
         except MissingPackage as exc:  # one model's optional package must not stop the others
@@ -120,13 +123,14 @@ def main(
     tolerance: float = 1e-6,
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
+    debug: bool = False,
 ) -> int:
     """`maeb lite`: build the synthetic data if needed, run the models on the MAEB-lite tasks, write the leaderboard, and with
     `check` compare against the reference results."""
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
     folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)
-    options = {"tasks": tasks, "stability_replays": stability_replays}
+    options = {"tasks": tasks, "stability_replays": stability_replays, "debug": debug}
     return _main(
         folder,
         seed,
@@ -173,7 +177,16 @@ def _main(
     t_build = time.perf_counter() - started
     specs = lite_specs(options["tasks"])  # a wrong task name fails before anything runs
     names = [catalog.find_model(m).name for m in models or MODELS]
-    seconds = evaluate(names, Path(output_dir), cache_dir, show_progress, folder, options["tasks"], options["stability_replays"])
+    seconds = evaluate(
+        names,
+        Path(output_dir),
+        cache_dir,
+        show_progress,
+        folder,
+        options["tasks"],
+        options["stability_replays"],
+        options["debug"],
+    )
     text = leaderboard(Path(output_dir))
     print(text)
     total = time.perf_counter() - started
