@@ -31,6 +31,9 @@ from ..errors import DataError, SpecError, check_keys
 
 @dataclass(frozen=True)
 class Registered:
+    """A built-in task type's registry entry: the module that defines it, the type name mteb and
+    result files use, and whether it scores generated text or audio instead of vectors."""
+
     module: str
     mteb_type: str  # the type name mteb and result files use (maeb's own for generative types)
     generative: bool = False
@@ -180,6 +183,10 @@ class Param:
     items: type | None = None  # element type of a list value
 
     def check(self, key: str, value, where: str):
+        """The value a spec gives for parameter `key`, checked against the declared kind, range,
+        choices and item type, and returned; None is allowed only when the default is None (a
+        parameter with a default must be filled in before). A bad value raises SpecError naming
+        `where` and the key."""
         if value is None:
             if self.default is None:
                 return None
