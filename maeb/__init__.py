@@ -5,6 +5,10 @@
 
 The Python API (maeb.api) is imported on first use, so `import maeb` stays light."""
 
+from . import _compat
+
+_compat.install()  # old import paths (maeb.runner, ...) keep working for one release
+
 __version__ = "0.2.0"
 
 _API = {"evaluate", "get_model", "get_tasks", "get_benchmark", "select_tasks"}
@@ -17,7 +21,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name == "TaskResult":
-        from .runner import TaskResult
+        from .run.runner import TaskResult
 
         return TaskResult
     raise AttributeError(f"module 'maeb' has no attribute {name!r}")

@@ -1,5 +1,5 @@
-"""`python -m maeb`: the command line (maeb.cli)."""
+"""`python -m maeb`: the command line (maeb.cli.commands)."""
 
-from .cli import main
+from .cli.commands import main
 
 raise SystemExit(main())

@@ -18,13 +18,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from . import catalog
-from .catalog import Benchmark
+from .core.errors import MaebError
 from .encoders import ModelMeta, has_audio, has_text
-from .errors import MaebError
-from .options import api_name, default_of, option_fields, options_from_keywords
-from .runner import TaskResult, run
-from .spec import TaskSpec
+from .run.options import api_name, default_of, option_fields, options_from_keywords
+from .run.runner import TaskResult, run
+from .spec import catalog
+from .spec.catalog import Benchmark
+from .spec.taskspec import TaskSpec
 
 
 def get_model(name: str | Path) -> ModelMeta:
@@ -89,8 +89,8 @@ def select_tasks(
 def _check_types(types: Sequence[str]) -> None:
     """Each task type by maeb's or mteb's name (any case); a typo is an error with suggestions,
     not an empty selection."""
-    from .errors import closest
-    from .spec import GENERATIVE_TYPES, TYPES
+    from .core.errors import closest
+    from .spec.taskspec import GENERATIVE_TYPES, TYPES
 
     known = sorted({*TYPES, *TYPES.values(), *GENERATIVE_TYPES, *GENERATIVE_TYPES.values()})
     lowered = {k.lower() for k in known}
@@ -141,7 +141,7 @@ def evaluate(
     max_seconds, min_samples, batching, config(), embed_audio(); see the README's "Add a model"),
     named by `name` and `revision` (default: its class). tasks: names, spec files, TaskSpecs, a
     Benchmark, or a list of these. The other keywords are the run's options, one per field of
-    maeb.options.RunOptions (listed below with their defaults); the command line's `run` flags are
+    maeb.run.options.RunOptions (listed below with their defaults); the command line's `run` flags are
     the same options. With output_dir, results are written in mteb's layout (and tasks already done
     there are read, not rerun); without it nothing is written. raise_error=False logs a task that
     cannot load or evaluate, runs the others and lists it in the returned list's `failed` ({task:

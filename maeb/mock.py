@@ -150,7 +150,7 @@ class IdentityEncoder:
 def vector_wav(vector) -> bytes:
     """A float32 WAV whose samples are exactly `vector` (for IdentityEncoder), the same bytes in
     every run."""
-    from .audio import float_wav
+    from .audio.pipeline import float_wav
 
     return float_wav(np.asarray(vector, dtype=np.float32), 16000)
 

@@ -169,8 +169,8 @@ def build(root: Path, names: list[str], size: str, shared: Path = DEFAULT_SHARED
 
 
 PREPARE = (
-    "import sys; from pathlib import Path; from maeb.context import RunContext; from maeb.loader import load_task; "
-    "from maeb.spec import load_spec; load_task(load_spec(sys.argv[1]), RunContext(cache_dir=Path(sys.argv[2])))"
+    "import sys; from pathlib import Path; from maeb.core.context import RunContext; from maeb.spec.loader import load_task; "
+    "from maeb.spec.taskspec import load_spec; load_task(load_spec(sys.argv[1]), RunContext(cache_dir=Path(sys.argv[2])))"
 )
 
 

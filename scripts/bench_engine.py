@@ -20,15 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from maeb.audio import LengthPolicy, decoded_batches, plan_batches
-from maeb.cache import EmbeddingCache
-from maeb.catalog import find_model
-from maeb.data import load_audiofolder
-from maeb.embed import Embedder
+from maeb.audio.pipeline import LengthPolicy, decoded_batches, plan_batches
+from maeb.data.sources import load_audiofolder
 from maeb.encoders import identity, load_encoder
-from maeb.options import RunOptions
-from maeb.runner import run
-from maeb.spec import load_spec
+from maeb.engine.cache import EmbeddingCache
+from maeb.engine.embed import Embedder
+from maeb.run.options import RunOptions
+from maeb.run.runner import run
+from maeb.spec.catalog import find_model
+from maeb.spec.taskspec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

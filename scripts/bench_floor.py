@@ -41,11 +41,11 @@ import bench_models
 import numpy as np
 import parity
 
-from maeb.catalog import find_model
 from maeb.encoders import load_encoder
-from maeb.options import RunOptions
-from maeb.runner import run
-from maeb.spec import load_spec
+from maeb.run.options import RunOptions
+from maeb.run.runner import run
+from maeb.spec.catalog import find_model
+from maeb.spec.taskspec import load_spec
 
 ROOT = parity.ROOT
 # the offline models `maeb list models` shows as runnable here (weights in installed packages);

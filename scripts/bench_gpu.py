@@ -71,7 +71,7 @@ def write_clips(folder: Path, n: int, durations, seed: int = 0) -> list:
     import numpy as np
     import soundfile as sf
 
-    from maeb.audio import AudioRef
+    from maeb.audio.pipeline import AudioRef
     from maeb.mock import tone
 
     rng = np.random.default_rng(seed)
@@ -126,7 +126,7 @@ def build_checkpoints(folder: Path, small: bool, w2v_norms) -> dict[str, tuple[s
 
 def load(family: str, path: str, device: str, dtype: str | None):
     from maeb.encoders import ModelMeta, load_encoder
-    from maeb.protocols import get_protocol
+    from maeb.encoders.protocols import get_protocol
 
     meta = ModelMeta(name=f"bench/{Path(path).name}", family=family, revision="random", options={"path": path})
     options = {"dtype": dtype} if dtype else {}
@@ -137,9 +137,9 @@ def measure(meta, encoder, refs, batching: str, device: str, cache_root: Path, w
     """Embed every clip once (a fresh cache) and report the figures of the run."""
     import numpy as np
 
-    from maeb.cache import EmbeddingCache
-    from maeb.embed import Embedder
     from maeb.encoders import identity
+    from maeb.engine.cache import EmbeddingCache
+    from maeb.engine.embed import Embedder
 
     kind, value = batching.split(":")
     sizes = {"batch_size": int(value)} if kind == "size" else {"batch_seconds": float(value)}
@@ -204,8 +204,8 @@ def main(argv=None) -> int:
     import torch
     import transformers
 
+    from maeb.core.errors import MaebError
     from maeb.encoders import PRECISIONS, device_precision_problem
-    from maeb.errors import MaebError
 
     transformers.utils.logging.disable_progress_bar()
 

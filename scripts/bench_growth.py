@@ -55,7 +55,7 @@ def _phase(out: dict, name: str):
 def _task_spec(kind: str, scale: int, data: Path):
     """The example task on `scale` x its base clips: clustering on FSDD takes (60 clips a take),
     retrieval on a stratified Speech Commands sample (250 clips) with queries growing alongside."""
-    from maeb.spec import load_spec
+    from maeb.spec.taskspec import load_spec
 
     if kind == "clustering":
         spec = load_spec(ROOT / "examples" / "fsdd_digit_clustering.toml")
@@ -98,12 +98,12 @@ def child_task(kind: str, scale: int, data: Path) -> dict:
     import torch  # noqa: F401
 
     from maeb import tasktypes
-    from maeb.audio import AudioRef
-    from maeb.cache import EmbeddingCache
-    from maeb.catalog import find_model
-    from maeb.embed import Embedder
+    from maeb.audio.pipeline import AudioRef
     from maeb.encoders import identity, load_encoder
-    from maeb.loader import load_task
+    from maeb.engine.cache import EmbeddingCache
+    from maeb.engine.embed import Embedder
+    from maeb.spec.catalog import find_model
+    from maeb.spec.loader import load_task
 
     spec = _task_spec(kind, scale, data)
     meta = find_model("mfcc")
@@ -140,8 +140,8 @@ def child_vectors(n_queries: int, n_docs: int, dim: int) -> dict:
     import numpy as np
     import torch  # noqa: F401
 
-    from maeb.audio import AudioRef
-    from maeb.data import RetrievalData
+    from maeb.audio.pipeline import AudioRef
+    from maeb.data.sources import RetrievalData
     from maeb.tasktypes import retrieval
 
     rng = np.random.default_rng(0)

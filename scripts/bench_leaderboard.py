@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from maeb import catalog
-from maeb.leaderboard import aggregate, task_infos
-from maeb.report import render
-from maeb.scores import choose_revisions, read_scores
-from maeb.selection import score_matrix, sweep
+from maeb.analysis.leaderboard import aggregate, task_infos
+from maeb.analysis.report import render
+from maeb.analysis.selection import score_matrix, sweep
+from maeb.results.read import choose_revisions, read_scores
+from maeb.spec import catalog
 
 
 def write_results(root: Path, n_models: int, tasks: list[str], rng) -> None:

@@ -1,4 +1,4 @@
-"""Peak memory and time of embedding one long recording, head cut against windowed (maeb.windows).
+"""Peak memory and time of embedding one long recording, head cut against windowed (maeb.audio.windows).
 
 Each (clip, policy) runs in a fresh process, so its peak resident memory is its own:
 
@@ -23,11 +23,11 @@ import soundfile as sf
 CHILD = r"""
 import json, resource, sys, time
 from maeb import catalog
-from maeb.audio import AudioRef
-from maeb.cache import EmbeddingCache
-from maeb.embed import Embedder
+from maeb.audio.pipeline import AudioRef
+from maeb.engine.cache import EmbeddingCache
+from maeb.engine.embed import Embedder
 from maeb.encoders import identity, load_encoder
-from maeb.windows import parse
+from maeb.audio.windows import parse
 
 path, model, policy, cache, batch = sys.argv[1:6]
 meta = catalog.find_model(model)

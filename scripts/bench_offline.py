@@ -1,5 +1,5 @@
 """How long a benchmark of hub tasks takes to fail while offline, before and after the run's
-one-time network probe (maeb.hub).
+one-time network probe (maeb.data.hub).
 
   python scripts/bench_offline.py [--before DIR] [--rounds 2] [--json out.json]
 

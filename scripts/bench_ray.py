@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from maeb import catalog
-from maeb.distributed import run_on_ray
-from maeb.lite.build import build
-from maeb.options import RunOptions
-from maeb.runner import run
+from maeb.benchmarks.lite.build import build
+from maeb.run.distributed import run_on_ray
+from maeb.run.options import RunOptions
+from maeb.run.runner import run
+from maeb.spec import catalog
 
 
 def main() -> int:

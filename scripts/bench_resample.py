@@ -1,4 +1,4 @@
-"""Resampling speed per 2 s clip over a grid of real-world rate pairs: maeb.resample (torchaudio's sinc
+"""Resampling speed per 2 s clip over a grid of real-world rate pairs: maeb.audio.resample (torchaudio's sinc
 resampler reproduced on torch and numpy) as it runs now, the dense convolution it used for every pair
 before (torchaudio's own formulation; where its kernel fits in memory), soxr, and torchaudio itself when it
 imports (.venv-parity). The sides alternate within each round (the order rotates per round) so drifting
@@ -21,7 +21,7 @@ import numpy as np
 import soxr
 import torch
 
-from maeb import resample as rs
+from maeb.audio import resample as rs
 
 SOURCES = (8000, 11025, 12000, 16000, 22050, 22254, 24000, 24414, 32000, 37800, 44056, 44100, 47999, 48000, 64000, 88200, 96000)
 TARGETS = (16000, 22050, 24000, 32000, 44100, 48000)  # the rates models take (speech, CLAP, EnCodec, PANNs, music)

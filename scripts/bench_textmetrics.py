@@ -26,7 +26,7 @@ def main() -> None:
     import torch
     from mecat.evaluate import evaluate as mecat_evaluate
 
-    from maeb.data import Table
+    from maeb.data.sources import Table
     from maeb.tasktypes import captioning, make_params
     from maeb.tasktypes.generative import MECAT_SUBSETS, mecat_reference_dir, read_mecat_references
 

@@ -15,7 +15,7 @@ from tests.hub.fixtures import VARIANT_NOTES, catalog_repos, load_card  # noqa: 
 
 
 def _maeb_tasks() -> set[str]:
-    from maeb import catalog
+    from maeb.spec import catalog
 
     return set(catalog.find_benchmark("MAEB").tasks)
 
@@ -44,7 +44,7 @@ def render() -> str:
         "2.26.24's loader accepts for its task type (the first is the default; without a card, a",
         "`*_t2a`/`*_a2t` repository defaults to the layout its siblings' cards show, a reranking one to",
         "that of the reranking cards). maeb's loading rules are",
-        "listed in `maeb/hub_rules.py`; `tests/parity/test_loaders.py` checks them against mteb's code on",
+        "listed in `maeb/data/hub_rules.py`; `tests/parity/test_loaders.py` checks them against mteb's code on",
         "these layouts. Configs are written `name[splits]`; `(name[...])` completes a partial card by",
         "inference (see the record's notes).",
         "",

@@ -10,7 +10,7 @@ Models whose wrapper has no maeb family run through mteb's own wrapper (family "
 `published` marks the models with MAEB scores in embeddings-benchmark/results (PUBLISHED).
 
 Length caps, batching, frame counting and dtype are not options of an entry: the run's protocol
-decides them per family (maeb/protocols.py), so one entry serves both mteb 2.26.24's protocol and
+decides them per family (maeb/encoders/protocols.py), so one entry serves both mteb 2.26.24's protocol and
 the paper's. Options an entry does carry select a variant of its family's code (st-omni's
 `variant`) or pin a second checkpoint (OmniEmbed's `base_revision`).
 

@@ -3,12 +3,12 @@
   python scripts/lite_reference.py --work /tmp/lite-ref [--replays 40] [--keep-scores results/maeb-lite]
 
 1. The native run: `python -m maeb lite --stability-replays N` with a fresh cache (the band from
-   N replays of each probe, maeb.stability), with one BLAS and OpenMP thread: small probe fits
+   N replays of each probe, maeb.run.stability), with one BLAS and OpenMP thread: small probe fits
    run five times faster so on a busy machine, and the thread count is one of the set-ups.
 2. The same run under other numeric set-ups, each in a fresh process with a fresh cache (vectors
    and evaluators both recomputed): OpenBLAS's Haswell and Prescott kernels (one thread each), and
    the machine's default threads (OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, OMP_NUM_THREADS).
-3. Each cell's `maeb.stability.machines` records every set-up's main score, those of --observe
+3. Each cell's `maeb.run.stability.machines` records every set-up's main score, those of --observe
    folders (other runs of the same code: another machine's, evaluators alone under another
    kernel) and, with --keep-scores, the previous reference's, and the band becomes the largest
    of the replays' band and the observed largest move, for the main score and for every
@@ -30,10 +30,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from maeb.lite.check import _numbers, _results
-from maeb.lite.runner import leaderboard, reference_dir
-from maeb.numeric_env import summary
-from maeb.results import write_json_atomic
+from maeb.benchmarks.lite.check import _numbers, _results
+from maeb.benchmarks.lite.runner import leaderboard, reference_dir
+from maeb.results.write import write_json_atomic
+from maeb.run.numeric_env import summary
 
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 NATIVE = ONE_THREAD
@@ -68,11 +68,11 @@ def main_of(data: dict) -> float:
 
 
 def quantum_of(task: str, lite_dir: Path) -> float:
-    """maeb.stability.quantum of a MAEB-lite task (for results written before it was recorded)."""
-    from maeb import catalog
-    from maeb.context import RunContext
-    from maeb.loader import load_task
-    from maeb.stability import quantum
+    """maeb.run.stability.quantum of a MAEB-lite task (for results written before it was recorded)."""
+    from maeb.core.context import RunContext
+    from maeb.run.stability import quantum
+    from maeb.spec import catalog
+    from maeb.spec.loader import load_task
 
     spec = catalog.find_task(task)
     return quantum(spec, load_task(spec, RunContext(cache_dir=lite_dir.parent, lite_dir=lite_dir)))

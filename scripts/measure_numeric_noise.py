@@ -1,5 +1,5 @@
 """How much do the vectors of the same clips differ between BLAS kernels, CPU instruction sets and
-thread counts? The size of eps for maeb.stability's replays.
+thread counts? The size of eps for maeb.run.stability's replays.
 
   python scripts/measure_numeric_noise.py [--lite-dir DIR] [--models ...] [--tasks ...] [--clips 40]
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from maeb.lite.runner import MODELS
+from maeb.benchmarks.lite.runner import MODELS
 
 CONFIGS = {
     "native": {},
@@ -41,14 +41,14 @@ def worker(args) -> None:
         import torch
 
         torch.set_num_threads(int(os.environ["MAEB_TORCH_THREADS"]))
-    from maeb import catalog
+    from maeb.core.identity import declared_identity
     from maeb.encoders import load_encoder
-    from maeb.identity import declared_identity
-    from maeb.loader import load_task
-    from maeb.numeric_env import numeric_env, summary
-    from maeb.options import RunOptions, context_of, resolve
-    from maeb.protocols import get_protocol
-    from maeb.runner import build_embedder
+    from maeb.encoders.protocols import get_protocol
+    from maeb.run.numeric_env import numeric_env, summary
+    from maeb.run.options import RunOptions, context_of, resolve
+    from maeb.run.runner import build_embedder
+    from maeb.spec import catalog
+    from maeb.spec.loader import load_task
 
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as cache:

@@ -62,9 +62,9 @@ DEFAULT_PROTOCOL = "mteb-2.26"
 EXPLAINED: list[dict] = [
     # Empty: every family x task of the suite is equal. The four divergences the suite found, and
     # maeb fixed, were: batch composition (padded layer-norm SSL models, SeamlessM4T, Qwen2-Audio:
-    # maeb now batches them as mteb does, see maeb/protocols.py "batches"), cosine rounding (similarities
+    # maeb now batches them as mteb does, see maeb/encoders/protocols.py "batches"), cosine rounding (similarities
     # in torch as mteb computes them), top-1000 ties (mteb's topk + heap rule) and AST filterbanks
-    # (maeb.fbank computes the kaldi fbank of the extractor's torchaudio branch).
+    # (maeb.audio.fbank computes the kaldi fbank of the extractor's torchaudio branch).
 ]
 
 # Score keys that are not scores: mteb 2.26 writes its version into every score entry.

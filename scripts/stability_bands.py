@@ -3,9 +3,9 @@
   python scripts/stability_bands.py [--models M ...] [--tasks T ...] [--replays 10] [--eps 1e-7] [--json out.json]
 
 Run MAEB-lite first (`python -m maeb lite`) so the vectors are cached (same --cache-dir). Each
-replay multiplies every cached vector by (1 + eps * N(0, 1)) (maeb.stability.noise) and scores
+replay multiplies every cached vector by (1 + eps * N(0, 1)) (maeb.run.stability.noise) and scores
 the task again with the protocol's own draws; eps = 0 must give the base scores exactly (checked
-here for every cell). This is how the types maeb.stability records as exact were checked, and
+here for every cell). This is how the types maeb.run.stability records as exact were checked, and
 what the default replay count is weighed against (the spread with many replays)."""
 
 from __future__ import annotations
@@ -17,16 +17,17 @@ from pathlib import Path
 
 import numpy as np
 
-from maeb import catalog, tasktypes
-from maeb.cache import default_cache_dir
+from maeb import tasktypes
+from maeb.benchmarks.lite.runner import MODELS
+from maeb.core.identity import declared_identity
 from maeb.encoders import load_encoder
-from maeb.identity import declared_identity
-from maeb.lite.runner import MODELS
-from maeb.loader import load_task
-from maeb.options import RunOptions, resolve
-from maeb.protocols import DEFAULT_PROTOCOL, get_protocol
-from maeb.runner import _missing_side, build_embedder
-from maeb.stability import board_main, replay
+from maeb.encoders.protocols import DEFAULT_PROTOCOL, get_protocol
+from maeb.engine.cache import default_cache_dir
+from maeb.run.options import RunOptions, resolve
+from maeb.run.runner import _missing_side, build_embedder
+from maeb.run.stability import board_main, replay
+from maeb.spec import catalog
+from maeb.spec.loader import load_task
 
 
 def main() -> None:

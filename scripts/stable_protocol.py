@@ -5,7 +5,7 @@ reorders the models, and what it costs.
 
 Run MAEB-lite first (`python -m maeb lite`) so the vectors are cached: mteb-2.26-stable shares
 mteb-2.26's vectors. For every probe cell (classification, multilabel) the task is scored under
-both protocols from the same vectors, with `--replays` stability replays each (maeb.stability:
+both protocols from the same vectors, with `--replays` stability replays each (maeb.run.stability:
 the band is the largest simulated move of the score under vectors perturbed by 1e-7); then each
 task's model order and the Borda order over these tasks are compared. Each side's evaluator time
 is measured in the same process, sides alternating."""
@@ -19,17 +19,18 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import kendalltau
 
-from maeb import catalog, tasktypes
-from maeb.cache import default_cache_dir
+from maeb import tasktypes
+from maeb.analysis.uncertainty import ranks
+from maeb.benchmarks.lite.runner import MODELS
+from maeb.core.identity import declared_identity
 from maeb.encoders import load_encoder
-from maeb.identity import declared_identity
-from maeb.lite.runner import MODELS
-from maeb.loader import load_task
-from maeb.options import RunOptions, resolve
-from maeb.protocols import get_protocol
-from maeb.runner import _missing_side, build_embedder
-from maeb.stability import board_main, measure, replay
-from maeb.uncertainty import ranks
+from maeb.encoders.protocols import get_protocol
+from maeb.engine.cache import default_cache_dir
+from maeb.run.options import RunOptions, resolve
+from maeb.run.runner import _missing_side, build_embedder
+from maeb.run.stability import board_main, measure, replay
+from maeb.spec import catalog
+from maeb.spec.loader import load_task
 
 PROTOCOLS = ("mteb-2.26", "mteb-2.26-stable")
 

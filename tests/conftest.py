@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maeb.cache import EmbeddingCache
-from maeb.embed import Embedder
 from maeb.encoders import ModelMeta, identity
+from maeb.engine.cache import EmbeddingCache
+from maeb.engine.embed import Embedder
 from maeb.mock import SpectralEncoder, write_tone_folder
 
 
@@ -67,7 +67,7 @@ def lite_data(tmp_path_factory) -> Path:
     """One MAEB-lite build (seed 0) for every test file that runs on it; tests only read it."""
     if not all(shutil.which(t) for t in LITE_TOOLS):
         pytest.skip("Debian's espeak-ng, flite, festival, fluidsynth or timidity is missing")
-    from maeb.lite.build import build
+    from maeb.benchmarks.lite.build import build
 
     folder = tmp_path_factory.mktemp("lite") / "data"
     build(folder, seed=0, log=lambda m: None)

@@ -1,4 +1,4 @@
-"""Helpers for the family tests: tiny checkpoints (maeb.tiny), tones, and mteb's own wrappers run
+"""Helpers for the family tests: tiny checkpoints (maeb.encoders.tiny), tones, and mteb's own wrappers run
 on the same checkpoint through maeb's mteb bridge, so a family's vectors can be compared with
 the vectors of the mteb 2.26.24 code it reproduces."""
 

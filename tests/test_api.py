@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import maeb
-from maeb.errors import MaebError, ModelError
+from maeb.core.errors import MaebError, ModelError
+from maeb.core.progress import Progress
 from maeb.mock import SpectralEncoder
-from maeb.progress import Progress
 
 from .test_cli import write_model, write_task
 
@@ -149,8 +149,8 @@ def test_progress_lines_in_a_log(tmp_path, tone_folder):
 def test_cache_dir_reaches_the_data_layer(tmp_path, monkeypatch):
     """A caller's cache_dir, not an environment variable, decides where data is unpacked."""
     monkeypatch.delenv("MAEB_CACHE_DIR", raising=False)
-    from maeb.context import RunContext
-    from maeb.loader import source_of
+    from maeb.core.context import RunContext
+    from maeb.spec.loader import source_of
 
     spec = maeb.get_tasks("LiteSpokenDigits")[0]
     ctx = RunContext(cache_dir=tmp_path / "c", lite_dir=tmp_path / "lite")

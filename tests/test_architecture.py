@@ -77,40 +77,10 @@ def test_no_import_cycles():
     assert _cycles(graph) == []
 
 
-DATA_LAYER = (
-    "maeb.spec",
-    "maeb.loader",
-    "maeb.data",
-    "maeb.derive",
-    "maeb.transforms",
-    "maeb.audio",
-    "maeb.webdataset",
-    "maeb.resample",
-    "maeb.fbank",
-    "maeb.catalog",
-    "maeb.sampling",
-)
-INTERFACES = ("maeb.cli", "maeb.__main__", "maeb.api")
-
-
-def test_layers_import_downwards_only():
-    everything = {name: _imports(name, path, lazy=True) for name, path in MODULES.items()}
-    upward = []
-    for name, targets in everything.items():
-        for target in targets:
-            if target in INTERFACES and name not in INTERFACES + ("maeb",):
-                upward.append(f"{name} -> {target}")
-            if name in DATA_LAYER and (target in ("maeb.runner", "maeb.embed") or target.startswith("maeb.tasktypes.")):
-                upward.append(f"{name} -> {target}")
-            if name.startswith("maeb.tasktypes") and target in ("maeb.runner", "maeb.lite.runner"):
-                upward.append(f"{name} -> {target}")
-    assert upward == []
-
-
 def test_the_graph_is_read():
     """The checks above see real edges (a parser that finds nothing would pass them)."""
-    assert "maeb.spec" in _imports("maeb.runner", MODULES["maeb.runner"], lazy=False)
-    assert "maeb.runner" in _imports("maeb.api", MODULES["maeb.api"], lazy=False)
+    assert "maeb.spec.taskspec" in _imports("maeb.run.runner", MODULES["maeb.run.runner"], lazy=False)
+    assert "maeb.run.runner" in _imports("maeb.api", MODULES["maeb.api"], lazy=False)
     assert len(MODULES) > 50
 
 
@@ -119,7 +89,9 @@ def test_one_registry_of_task_types():
     registered type declares the interface."""
     import importlib.util
 
-    from maeb import derive, spec, tasktypes
+    from maeb import tasktypes
+    from maeb.spec import derive
+    from maeb.spec import taskspec as spec
 
     assert {**spec.TYPES, **spec.GENERATIVE_TYPES} == tasktypes.mteb_types()
     assert set().union(*derive.FITS.values()) <= set(tasktypes.REGISTRY)
@@ -150,3 +122,52 @@ def test_task_types_use_only_the_declared_services():
                     used.setdefault(name.value, set()).add(path.name)
     assert {"audio", "text", "generate", "judge"} <= set(used)  # the scan sees the types' calls
     assert {k: sorted(v) for k, v in used.items() if k not in tasktypes.SERVICES} == {}
+
+
+def _house():
+    """scripts/architecture.py: the floors (layer folders), what sits beside them, the declared upward arrows."""
+    import importlib.util
+
+    loader = importlib.util.spec_from_file_location("architecture", PACKAGE.parent / "scripts" / "architecture.py")
+    house = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(house)
+    return house
+
+
+def test_every_module_lives_on_a_floor():
+    """The folders are the layers: every module sits in a layer folder or is named beside them."""
+    house = _house()
+    assert [m for m in house.modules() if house.layer(m) is None] == []
+    assert all((PACKAGE / floor / "__init__.py").is_file() for floor in house.LAYERS)
+
+
+def test_arrows_run_down_only():
+    """An import (inside a function too) reaches its own floor or a lower one, unless declared with
+    its reason in scripts/architecture.py's UPWARD; a declared arrow that no longer exists is removed."""
+    house = _house()
+    found = house.upward(lazy=True)
+    assert [f"{a} -> {b}" for a, b in found if (a, b) not in house.UPWARD] == []
+    assert [f"{a} -> {b}" for a, b in house.UPWARD if (a, b) not in found] == []
+    assert house.upward(lazy=False) == []  # at import time nothing runs back up
+
+
+def test_no_circles_between_floors_at_import_time():
+    house = _house()
+    assert house.floor_cycles(house.arrows(lazy=False)) == []
+
+
+def test_the_house_check_sees_real_arrows():
+    """The layer check reads real edges and would catch one that runs up (a checker that finds
+    nothing would pass the tests above)."""
+    house = _house()
+    assert ("maeb.run.runner", "maeb.spec.taskspec") in house.arrows(lazy=False)
+    assert house.LAYERS.index(house.layer("maeb.run.runner")) > house.LAYERS.index(house.layer("maeb.spec.taskspec"))
+    assert house.floor_cycles([("maeb.run.runner", "maeb.spec.taskspec"), ("maeb.spec.taskspec", "maeb.run.runner")]) == [
+        ["spec", "run"]
+    ]
+
+
+def test_the_drawing_is_current():
+    """docs/architecture.md is scripts/architecture.py's drawing of today's tree (run it with --write)."""
+    house = _house()
+    assert house.DRAWING.read_text(encoding="utf-8") == house.render()

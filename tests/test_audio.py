@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from maeb.audio import AudioRef, LengthPolicy, decode, decoded_batches, load, plan_batches, probe_frames
-from maeb.errors import AudioError
+from maeb.audio.pipeline import AudioRef, LengthPolicy, decode, decoded_batches, load, plan_batches, probe_frames
+from maeb.core.errors import AudioError
 from maeb.mock import tone
 
 
@@ -116,7 +116,7 @@ def test_background_decoding_keeps_order_and_reports_errors():
 
 
 def test_resampler_follows_the_policy_and_cut_keeps_the_whole_clips_samples():
-    from maeb.resample import resample
+    from maeb.audio.resample import resample
 
     clip = tone(700.0, 3.0, 44100, noise=0.05)
     ref = AudioRef("long.wav", data=encoded(clip, 44100, "WAV", "FLOAT"))
@@ -130,7 +130,7 @@ def test_resampler_follows_the_policy_and_cut_keeps_the_whole_clips_samples():
 
 
 def test_declared_decode_rate_is_honoured_and_keys_the_clip():
-    from maeb.resample import resample
+    from maeb.audio.resample import resample
 
     clip = tone(500.0, 0.5, 44100, noise=0.0)
     data = encoded(clip, 44100, "WAV", "FLOAT")
@@ -155,9 +155,9 @@ def test_truncated_wav_and_decoder_messages_are_reproducible():
 
 def test_spec_decode_rate_reaches_every_clip_of_a_hub_split(tmp_path):
     """mteb casts some datasets' Audio to a rate (BirdSet: 32 kHz); a spec's data.decode_rate says so."""
-    from maeb.loader import load_task
     from maeb.mock import write_hub_repo
-    from maeb.spec import parse_spec
+    from maeb.spec.loader import load_task
+    from maeb.spec.taskspec import parse_spec
 
     clip = encoded(tone(300.0, 0.2, 16000), 16000, "WAV")
     repo = write_hub_repo(tmp_path / "repo", {"default": {"test": {"audio": [clip, clip], "label": [0, 1]}}})
@@ -169,7 +169,7 @@ def test_spec_decode_rate_reaches_every_clip_of_a_hub_split(tmp_path):
 def test_float_wav_is_exact_and_carries_no_time():
     import soundfile as sf
 
-    from maeb.audio import decode, float_wav
+    from maeb.audio.pipeline import decode, float_wav
 
     x = np.random.default_rng(0).standard_normal(1001).astype(np.float32)
     data = float_wav(x, 22050)

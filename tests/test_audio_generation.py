@@ -18,7 +18,7 @@ import soundfile as sf
 
 from maeb.api import evaluate
 from maeb.audiogen.request import Capabilities, SynthesisRequest
-from maeb.errors import MaebError, ModelError
+from maeb.core.errors import MaebError, ModelError
 from maeb.mock import tone
 
 RATE = 16000
@@ -216,8 +216,8 @@ def test_a_missing_main_score_stops_the_task_with_its_reason(tmp_path):
 
 
 def test_borda_ranks_a_lower_is_better_main_score_smallest_first():
-    from maeb.leaderboard import aggregate
-    from maeb.scores import Score, TaskInfo
+    from maeb.analysis.leaderboard import aggregate
+    from maeb.results.read import Score, TaskInfo
 
     info = TaskInfo("MMAG-lite", "TextToAudioGeneration", main_score="wer")
     assert info.lower_is_better and not TaskInfo("ESC50", "AudioClassification", main_score="accuracy").lower_is_better
@@ -301,7 +301,7 @@ def test_musicgen_adapter_from_a_tiny_config(tmp_path):
 
     from maeb.audiogen.adapters import TransformersTextToAudio
     from maeb.encoders import ModelMeta, load_encoder
-    from maeb.tiny import word_tokenizer
+    from maeb.encoders.tiny import word_tokenizer
 
     words = "a dog barks loudly soft piano music".split()
     tok = word_tokenizer(words, ["<pad>"], padding_side="right")
@@ -361,7 +361,7 @@ def test_the_offline_example_runs_a_hand_built_folder_from_the_command_line(tmp_
     """examples/mmag_offline.toml over a folder in the README's layout, through `maeb run`."""
     pytest.importorskip("ctranslate2")
     pytest.importorskip("resemblyzer")
-    from maeb.cli import main
+    from maeb.cli.commands import main
 
     monkeypatch.setenv("MMAG_DIR", str(build_folder(tmp_path / "mmag")))
     example = Path(__file__).resolve().parents[1] / "examples" / "mmag_offline.toml"

@@ -9,12 +9,12 @@ import types
 import numpy as np
 import pytest
 
-from maeb import tiny
 from maeb.audiogen.aesthetics import INSTALL_HINT, AestheticsScores
 from maeb.audiogen.clapscore import ClapScore
 from maeb.audiogen.metric import GeneratedItem, Metric, MetricUnavailable
 from maeb.audiogen.request import SynthesisRequest
-from maeb.errors import SpecError
+from maeb.core.errors import SpecError
+from maeb.encoders import tiny
 
 
 def _int16_exact_tone(freq: float, rate: int, seconds: float = 1.0) -> np.ndarray:

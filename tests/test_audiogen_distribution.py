@@ -18,7 +18,7 @@ from maeb.audiogen.distribution import (
 )
 from maeb.audiogen.metric import GeneratedItem, Metric, MetricUnavailable
 from maeb.audiogen.request import SynthesisRequest
-from maeb.errors import ModelError
+from maeb.core.errors import ModelError
 
 # --- Frechet distance ---------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from maeb.audiogen.metric import GeneratedItem, Metric, MetricUnavailable
 from maeb.audiogen.request import SynthesisRequest
 from maeb.audiogen.speech import to_16k
 from maeb.audiogen.timing import Segment, TimestampF1, clip_f1, match_count, parse_timestamped_caption
-from maeb.errors import DataError
+from maeb.core.errors import DataError
 
 RATE = 16000
 OFFLINE = {"speech_detector": "webrtcvad", "sound_detector": "energy"}

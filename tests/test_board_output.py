@@ -10,10 +10,10 @@ import re
 import shutil
 
 import maeb
-from maeb.cli import main
-from maeb.leaderboard import Board, Row, TaskInfo, load_board
-from maeb.report import render
-from maeb.runner import TaskResult
+from maeb.analysis.leaderboard import Board, Row, TaskInfo, load_board
+from maeb.analysis.report import render
+from maeb.cli.commands import main
+from maeb.run.runner import TaskResult
 
 from .test_api import BandEnergy
 from .test_cli import write_task

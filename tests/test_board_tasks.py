@@ -14,9 +14,9 @@ import sys
 import numpy as np
 import pytest
 
-from maeb import catalog
-from maeb.cli import main
-from maeb.leaderboard import load_board
+from maeb.analysis.leaderboard import load_board
+from maeb.cli.commands import main
+from maeb.spec import catalog
 
 from .test_board_validation import entry, write_result
 
@@ -127,7 +127,7 @@ def test_three_domains_give_radars(tmp_path):
             write_result(root, model, f"T{i}", {"test": [entry(value)]}, record)
     board, _ = load_board([root])
     assert board.domains == ["bioacoustics", "music", "speech"]
-    from maeb.report import to_html
+    from maeb.analysis.report import to_html
 
     page = to_html(board)
     assert page.count('class="radar"') == 2 and 'class="domain-bars"' not in page
@@ -212,7 +212,7 @@ def test_short_model_names_stay_distinct(tmp_path):
     record = {"task": {"name": "T", "type": "AudioClassification"}}
     write_result(root, "one/model", "T", {"test": [entry(0.5)]}, record)
     write_result(root, "two/model", "T", {"test": [entry(0.6)]}, record)
-    from maeb.report import to_markdown_by_task
+    from maeb.analysis.report import to_markdown_by_task
 
     board, _ = load_board([root])
     assert to_markdown_by_task(board).splitlines()[0] == "| Task | Type | two/model | one/model |"
@@ -279,15 +279,15 @@ def test_tasks_restricts_a_benchmark(tmp_path, capsys):
 
 
 def test_lite_runner_builds_its_board_without_the_cli(tmp_path):
-    """maeb.lite.runner takes load_board from maeb.leaderboard: the command line module (which
+    """maeb.benchmarks.lite.runner takes load_board from maeb.analysis.leaderboard: the command line module (which
     imports the runner's callers) is not imported to write MAEB-lite's leaderboard files."""
     name = catalog.find_benchmark("MAEB-lite").tasks[0]
     spec = catalog.find_task(name)
     write_result(tmp_path, "o/a", name, {spec.data.eval_splits[0]: [entry(0.5, metric=spec.main_score)]})
     code = (
-        "import sys; from pathlib import Path; from maeb.lite.runner import leaderboard; "
+        "import sys; from pathlib import Path; from maeb.benchmarks.lite.runner import leaderboard; "
         f"text = leaderboard(Path({str(tmp_path)!r})); assert 'o/a' in text, text; "
-        "assert 'maeb.cli' not in sys.modules, 'maeb.cli was imported'"
+        "assert 'maeb.cli.commands' not in sys.modules, 'maeb.cli.commands was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert (tmp_path / "leaderboard.md").read_text().count("| o/a |") == 1

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from maeb import catalog
-from maeb.cli import main
-from maeb.leaderboard import aggregate, load_board
-from maeb.scores import Score, check_value, metric_range, read_results
+from maeb.analysis.leaderboard import aggregate, load_board
+from maeb.cli.commands import main
+from maeb.results.read import Score, check_value, metric_range, read_results
+from maeb.spec import catalog
 
 from .conftest import SHARED
 
@@ -227,7 +227,7 @@ def test_eval_splits_come_from_the_catalog_then_records_then_mteb_default(tmp_pa
 
 
 def _catalog_info(name):
-    from maeb.leaderboard import catalog_info
+    from maeb.analysis.leaderboard import catalog_info
 
     return catalog_info(name)
 

@@ -7,9 +7,9 @@ import sqlite3
 import numpy as np
 import pytest
 
-from maeb.audio import AudioRef
-from maeb.cache import EmbeddingCache, text_key
-from maeb.errors import ModelError
+from maeb.audio.pipeline import AudioRef
+from maeb.core.errors import ModelError
+from maeb.engine.cache import EmbeddingCache, text_key
 from maeb.mock import SpectralEncoder
 
 from .conftest import make_embedder
@@ -61,7 +61,7 @@ class CountingEncoder(SpectralEncoder):
 
 
 def test_each_clip_embedded_once_across_runs(tmp_path, tone_folder):
-    from maeb.data import load_audiofolder
+    from maeb.data.sources import load_audiofolder
 
     refs = load_audiofolder(tone_folder)["audio"]
     duplicate = AudioRef("copy of first", data=refs[0].read())
@@ -94,7 +94,7 @@ def test_runs_started_together_on_a_new_cache_all_open_it(tmp_path):
 
     child = (
         "import sys, time, numpy\n"
-        "from maeb.cache import EmbeddingCache\n"
+        "from maeb.engine.cache import EmbeddingCache\n"
         "t0 = float(sys.argv[2])\n"
         "while time.time() < t0: pass\n"
         "c = EmbeddingCache(sys.argv[1], {'name': 'm'}); c.put_many({sys.argv[3]: numpy.ones(4)}); c.close()\n"

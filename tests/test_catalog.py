@@ -11,9 +11,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from maeb import catalog
-from maeb.loader import load_task
-from maeb.runner import evaluate_task
+from maeb.run.runner import evaluate_task
+from maeb.spec import catalog
+from maeb.spec.loader import load_task
 
 from .catalog_fixtures import build_fixture
 from .conftest import SHARED, make_embedder
@@ -130,7 +130,7 @@ def test_custom_transforms_do_their_job(name, tmp_path):
                 if step["op"] == "stratified_subsample":
                     assert len(table) == 12
                 if step["op"] == "drop_invalid_audio":
-                    from maeb.audio import decode
+                    from maeb.audio.pipeline import decode
 
                     for ref in table[step.get("column", "audio")]:
                         samples, _ = decode(ref.read(), ref.name)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maeb.cli import main
+from maeb.cli.commands import main
 
 MOCK_MODEL = """
 [[model]]
@@ -190,10 +190,10 @@ def test_named_task_the_model_cannot_run_is_one_error(tmp_path, capsys):
 
 
 def test_maeb_lite_is_built_on_first_use_only_where_maeb_owns_the_folder(tmp_path, monkeypatch):
-    import maeb.lite.build as lite_build
-    from maeb import catalog
-    from maeb.context import RunContext
-    from maeb.runner import prepare_offline_data
+    import maeb.benchmarks.lite.build as lite_build
+    from maeb.core.context import RunContext
+    from maeb.run.runner import prepare_offline_data
+    from maeb.spec import catalog
 
     built = []
     monkeypatch.setattr(lite_build, "build", lambda root, log=None, **_: built.append(Path(root)))

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from maeb import catalog
-from maeb.cli import main
-from maeb.correlate import (
+from maeb.analysis.correlate import (
     PAPER_TASK_COUNT,
     batch_stats,
     bootstrap,
@@ -22,7 +20,9 @@ from maeb.correlate import (
     to_html,
     to_text,
 )
-from maeb.errors import MaebError
+from maeb.cli.commands import main
+from maeb.core.errors import MaebError
+from maeb.spec import catalog
 
 from .conftest import SHARED
 

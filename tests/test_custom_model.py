@@ -10,9 +10,9 @@ import uuid
 
 import pytest
 
-from maeb.cli import main
+from maeb.cli.commands import main
+from maeb.core.errors import ModelError
 from maeb.encoders import ModelMeta, load_encoder
-from maeb.errors import ModelError
 
 BODY = """
 import numpy as np

@@ -1,4 +1,4 @@
-"""The spec reference (maeb/describe.py): generated from the registries, committed as
+"""The spec reference (maeb/spec/describe.py): generated from the registries, committed as
 docs/spec-reference.md, shown by `python -m maeb describe`; and clustering's n_bootstrap, whose
 old name n_clusters specs may still use."""
 
@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from maeb import describe, spec, tasktypes
-from maeb.cli import main
-from maeb.errors import SpecError
+from maeb import tasktypes
+from maeb.cli.commands import main
+from maeb.core.errors import SpecError
+from maeb.spec import describe
+from maeb.spec import taskspec as spec
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "spec-reference.md"
@@ -42,7 +44,7 @@ def test_every_param_has_a_doc():
 
 def test_meanings_name_only_fields_that_exist():
     """A meaning left behind by a removed or renamed field is an error too."""
-    from maeb import derive
+    from maeb.spec import derive
 
     assert set(describe.TOP_MEANINGS) - spec.TOP_FIELDS == set()
     assert set(describe.DATA_MEANINGS) - spec.DATA_FIELDS == set()
@@ -52,7 +54,8 @@ def test_meanings_name_only_fields_that_exist():
 
 
 def test_reference_covers_every_registry_entry():
-    from maeb import derive, transforms
+    from maeb.data import transforms
+    from maeb.spec import derive
 
     page = describe.markdown()
     for name in [*spec.TOP_FIELDS, *spec.DATA_FIELDS, *transforms.OPS, *derive.KINDS, *tasktypes.MODULES]:

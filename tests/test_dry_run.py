@@ -9,7 +9,7 @@ import csv
 import numpy as np
 import soundfile as sf
 
-from maeb.cli import main
+from maeb.cli.commands import main
 
 
 def test_a_named_task_the_model_cannot_run_stops_the_dry_run_as_it_stops_the_run(tmp_path, capsys):

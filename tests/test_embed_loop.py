@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from maeb.device import OutOfMemory
-from maeb.embed import Job
-from maeb.errors import DataError, ModelError
-from maeb.loader import load_task
-from maeb.spec import load_spec
+from maeb.core.device import OutOfMemory
+from maeb.core.errors import DataError, ModelError
+from maeb.engine.embed import Job
+from maeb.spec.loader import load_task
+from maeb.spec.taskspec import load_spec
 
 from .conftest import make_embedder
 from .test_tasktypes_outside import write_spec
@@ -66,7 +66,7 @@ def test_call_model_names_the_clips_and_keeps_maeb_errors_and_out_of_memory(tmp_
 
 
 REJECTS_MID = """
-from maeb.errors import DataError
+from maeb.core.errors import DataError
 from maeb.tasktypes import TaskType
 
 

@@ -7,19 +7,18 @@ import numpy as np
 import pytest
 import torch
 
-from maeb import tiny
-from maeb.audio import AudioRef
-from maeb.encoders import ModelMeta, load_encoder
+from maeb.audio.pipeline import AudioRef
+from maeb.encoders import ModelMeta, load_encoder, tiny
 from maeb.mock import tone, vector_wav
-from maeb.runner import evaluate_task
-from maeb.spec import parse_spec
+from maeb.run.runner import evaluate_task
+from maeb.spec.taskspec import parse_spec
 
 from .conftest import FREQS, make_embedder
 
 transformers = pytest.importorskip("transformers")
 
 
-# the checkpoints are maeb.tiny's (the same builders `maeb check-model --tiny` uses)
+# the checkpoints are maeb.encoders.tiny's (the same builders `maeb check-model --tiny` uses)
 def save_whisper(path):
     tiny.whisper(path)
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from maeb.data import load_audiofolder
-from maeb.errors import AudioError, DataError, SpecError
+from maeb.core.errors import AudioError, DataError, SpecError
+from maeb.data.sources import load_audiofolder
 from maeb.mock import tone, write_tone_folder
-from maeb.runner import evaluate_task
-from maeb.spec import load_spec, parse_spec
+from maeb.run.runner import evaluate_task
+from maeb.spec.taskspec import load_spec, parse_spec
 
 from .conftest import FREQS, make_embedder
 
@@ -159,7 +159,7 @@ def test_transforms(tone_folder, tmp_path):
         ],
         data={"label_column": "pitch", "eval_splits": ["train"]},
     )
-    from maeb.loader import load_task
+    from maeb.spec.loader import load_task
 
     table = load_task(spec)["default"]["train"]
     assert len(table) == 8 and sorted(set(table["pitch"])) == ["bass", "high"]

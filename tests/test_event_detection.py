@@ -12,12 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from maeb import catalog
-from maeb.cli import main
+from maeb.benchmarks.lite import build as lite_build
+from maeb.benchmarks.lite import events as lite_events
+from maeb.cli.commands import main
+from maeb.core.errors import DataError, ModelError
 from maeb.encoders import ModelMeta
-from maeb.errors import DataError, ModelError
-from maeb.lite import build as lite_build
-from maeb.lite import events as lite_events
+from maeb.spec import catalog
 from maeb.tasktypes import event_detection as ed
 
 # ---------------------------------------------------------------- metrics by hand
@@ -125,8 +125,7 @@ def test_hf_frame_times_follow_the_receptive_fields(tmp_path):
     only (for Whisper not the 30 s window's padding) and pool to embed_audio's vector."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from maeb import tiny
-    from maeb.encoders import ModelMeta, has_frames, load_encoder
+    from maeb.encoders import ModelMeta, has_frames, load_encoder, tiny
     from maeb.mock import tone
 
     tiny.ssl(tmp_path / "ssl", "wav2vec2", "layer")  # a layer-norm front end: no mixing over time
@@ -253,7 +252,7 @@ def test_a_model_without_frames_is_one_line(lite, tmp_path, monkeypatch, capsys)
     lines = err.strip().splitlines()
     # (once the runner knows the frames side, it refuses the task before loading the model, in its own words)
     assert code == 2 and len(lines) == 1 and all(w in lines[0] for w in ("test/identity", "LiteEvents", "frames")), err
-    from maeb.frames import frame_embeddings
+    from maeb.engine.frames import frame_embeddings
     from maeb.mock import IdentityEncoder
 
     from .conftest import make_embedder

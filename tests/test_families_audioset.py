@@ -8,10 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from maeb import tiny
-from maeb.encoders import load_encoder
+from maeb.encoders import load_encoder, tiny
 from maeb.encoders.audioset import audioset_log_mel
-from maeb.protocols import get_protocol
+from maeb.encoders.protocols import get_protocol
 
 from .family_fixtures import clips, meta_for, stub_torchaudio, through_mteb
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from maeb import tiny
-from maeb.encoders import ModelMeta, load_encoder, runnable_problems
-from maeb.errors import ModelError
-from maeb.protocols import get_protocol
+from maeb.core.errors import ModelError
+from maeb.encoders import ModelMeta, load_encoder, runnable_problems, tiny
+from maeb.encoders.protocols import get_protocol
 
 from .family_fixtures import clips, meta_for, stub_torchaudio, through_mteb
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maeb import catalog
-from maeb.cli import main
+from maeb.cli.commands import main
+from maeb.spec import catalog
 
 from .conftest import SHARED
 

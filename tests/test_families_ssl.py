@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from maeb import tiny
-from maeb.encoders import load_encoder
+from maeb.encoders import load_encoder, tiny
 from maeb.encoders.pooling import frame_counts
 
 from .family_fixtures import clips, meta_for, stub_torchaudio, through_mteb
@@ -105,7 +104,7 @@ def test_speecht5_audio_and_text_encoders(tmp_path):
 def test_mctct_names_what_it_needs():
     import transformers
 
-    from maeb.errors import ModelError
+    from maeb.core.errors import ModelError
 
     if int(transformers.__version__.split(".")[0]) < 5:
         pytest.skip("M-CTC-T exists in this transformers")

@@ -16,10 +16,10 @@ import pytest
 import soundfile as sf
 
 import maeb.encoders as enc
-from maeb.catalog import parse_model
+from maeb.core.errors import ModelError, SpecError
 from maeb.encoders.family import FAMILY_REGISTRY, Family, register_family
-from maeb.errors import ModelError, SpecError
-from maeb.protocols import PROTOCOLS, get_protocol
+from maeb.encoders.protocols import PROTOCOLS, get_protocol
+from maeb.spec.catalog import parse_model
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -152,13 +152,13 @@ def test_a_family_registered_outside_maeb_loads_with_its_requirements_and_protoc
     tone = np.sin(2 * np.pi * 440 * np.arange(1600) / 16000).astype(np.float32)
     assert encoder.embed_audio([tone]).shape == (1, 8)
     with pytest.raises(ModelError, match="no tiny variant"):
-        from maeb.tiny import build
+        from maeb.encoders.tiny import build
 
         build(meta, Path("unused"))
 
 
 def test_a_family_registered_outside_maeb_runs_through_the_dry_run(outside_family, tmp_path, capsys):
-    from maeb.cli import main
+    from maeb.cli.commands import main
 
     folder = tmp_path / "tones"
     (folder / "audio").mkdir(parents=True)

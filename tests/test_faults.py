@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from maeb.cli import main
-from maeb.errors import MaebError
+from maeb.cli.commands import main
+from maeb.core.errors import MaebError
 from maeb.mock import SpectralEncoder, tone
 
 from .test_cli import SLOW_FAMILY, maeb, run_args, write_model
@@ -495,7 +495,7 @@ def fsync(fd):
 
 
 os.fsync = fsync
-from maeb.cli import main
+from maeb.cli.commands import main
 
 sys.exit(main(sys.argv[3:]))
 """
@@ -762,8 +762,8 @@ def test_killed_run_hands_its_claims_to_the_waiting_run(tmp_path):
 def test_clip_committed_between_lookup_and_claim_is_not_embedded_again(tmp_path):
     """Run B looks a clip up (missing), run A commits it, run B claims it: B must take A's vector,
     not embed the clip a second time (the window between lookup and claim of two runs)."""
-    from maeb.audio import AudioRef
-    from maeb.cache import EmbeddingCache
+    from maeb.audio.pipeline import AudioRef
+    from maeb.engine.cache import EmbeddingCache
 
     from .conftest import make_embedder
 
@@ -907,8 +907,8 @@ def test_event_labels_only_in_the_test_split_are_named_and_recorded(tmp_path, ca
 
 
 def test_a_task_with_two_eval_splits_has_one_number_everywhere(tmp_path, capsys):
-    from maeb.leaderboard import load_board
-    from maeb.runner import TaskResult
+    from maeb.analysis.leaderboard import load_board
+    from maeb.run.runner import TaskResult
 
     # two clips relabelled in the test split, so its score is below the train split's
     folder = write_folder(tmp_path / "data", per_label=4, rows=[("audio/low_0.wav", "high"), ("audio/high_0.wav", "low")])
@@ -957,9 +957,9 @@ def test_missing_optional_package_is_one_line_naming_it_and_the_install_command(
 def test_lite_skips_a_model_whose_package_is_missing_and_says_so(tmp_path, monkeypatch, caplog):
     import logging
 
-    from maeb import catalog
-    from maeb.lite import runner as lite_runner
-    from maeb.spec import load_spec
+    from maeb.benchmarks.lite import runner as lite_runner
+    from maeb.spec import catalog
+    from maeb.spec.taskspec import load_spec
 
     _hide_package(monkeypatch, "openwakeword", "openwakeword.utils")
     folder = write_folder(tmp_path / "data", per_label=2)
@@ -1303,7 +1303,7 @@ def _lite_cell(root: Path, scores: dict, band: float = 0.02) -> None:
     ids=["no-splits", "empty-split", "other-split", "no-main-score"],
 )
 def test_lite_check_fails_a_cell_whose_run_lacks_the_main_score(tmp_path, run_scores):
-    from maeb.lite.check import compare
+    from maeb.benchmarks.lite.check import compare
 
     _lite_cell(tmp_path / "ref", {"test": [{"main_score": 0.5, "accuracy": 0.5, "f1": 0.4}]})
     _lite_cell(tmp_path / "run", run_scores)
@@ -1437,7 +1437,7 @@ def test_uncertainty_reads_a_malformed_stability_band_as_none(tmp_path, capsys, 
 def test_a_mistyped_hf_endpoint_is_named_as_such_not_as_no_network(url, monkeypatch):
     from huggingface_hub import constants
 
-    from maeb import hub
+    from maeb.data import hub
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     reason = hub.probe(url)

@@ -1,4 +1,4 @@
-"""Properties of maeb.fbank that hold without torchaudio (parity with it is tests/parity/test_fbank.py)."""
+"""Properties of maeb.audio.fbank that hold without torchaudio (parity with it is tests/parity/test_fbank.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from maeb.fbank import WINDOW_TYPES, _mel_banks, ast_features, frame_geometry, kaldi_fbank
+from maeb.audio.fbank import WINDOW_TYPES, _mel_banks, ast_features, frame_geometry, kaldi_fbank
 
 RATE = 16000
 LOG_FLOOR = math.log(float(np.finfo(np.float32).eps))  # ln(2 ** -23)
@@ -264,7 +264,7 @@ def test_read_only_clips_are_left_alone():
 
 
 def test_gradients_flow_after_cached_banks_were_built_in_inference_mode():
-    from maeb import fbank as fbank_module
+    from maeb.audio import fbank as fbank_module
 
     fbank_module._mel_banks.cache_clear()
     fbank_module._window.cache_clear()

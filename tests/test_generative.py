@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from maeb.cli import main
+from maeb.cli.commands import main
 from maeb.encoders import ModelMeta, load_encoder
-from maeb.judge import ChatError, Endpoint, Judge, chat
+from maeb.encoders.chat import ChatError, Endpoint, Judge, chat
 from maeb.mock import ToneDescriber, tone
 from maeb.tasktypes import captioning, judged_qa, make_params, mmac, multiple_choice, qa
 
@@ -225,8 +225,8 @@ def test_air_bench_official_rule(reply, expected):
 
 
 def test_answer_parsing_mode_is_a_labelled_protocol_parameter():
-    from maeb.data import Table
-    from maeb.errors import SpecError
+    from maeb.core.errors import SpecError
+    from maeb.data.sources import Table
 
     replies = {"q0": "female", "q1": "B", "q2": "I am not sure", "q3": "A female voice."}
     table = Table(
@@ -259,8 +259,8 @@ def test_answer_parsing_mode_is_a_labelled_protocol_parameter():
 
 
 def test_mmac_category_outside_the_six_is_an_error(tmp_path):
-    from maeb.data import Table
-    from maeb.errors import DataError
+    from maeb.core.errors import DataError
+    from maeb.data.sources import Table
 
     targets = [{"dimension": "pitch", "category": "sound", "label": "low"}]
     table = Table({"audio": ["c0"], "id": ["c0"], "targets": [targets]})
@@ -604,7 +604,7 @@ def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
     the task with a KeyError; now the empty groups score 0 as in mecat and are named."""
     from mecat.evaluate import evaluate as mecat_evaluate
 
-    from maeb.data import Table
+    from maeb.data.sources import Table
     from maeb.tasktypes.generative import mecat_reference_dir, read_mecat_references
 
     refs = read_mecat_references(str(mecat_reference_dir("mecat", "caption")))
@@ -672,7 +672,7 @@ def test_fense_checker_download_is_atomic_and_checksummed(tmp_path, monkeypatch)
 
     import torch
 
-    from maeb.errors import DataError
+    from maeb.core.errors import DataError
     from maeb.tasktypes import generative
 
     source = tmp_path / "release" / "echecker_test.ckpt"
@@ -710,7 +710,7 @@ def test_fense_checker_download_is_atomic_and_checksummed(tmp_path, monkeypatch)
 def test_fense_checker_weights_load_strictly(tmp_path, damage):
     import torch
 
-    from maeb.errors import DataError
+    from maeb.core.errors import DataError
     from maeb.tasktypes.generative import fense_error_checker
 
     states = tiny_fense_checkpoint(tmp_path / "bert")
@@ -766,7 +766,7 @@ def mecat_offline(monkeypatch):
 
     monkeypatch.setattr(DATE, "RefinedErrorChecker", ScriptedChecker)
     monkeypatch.setattr(DATE.DATEEvaluator, "__init__", patched)
-    from maeb.textmetrics import SentenceMetrics
+    from maeb.metrics.textmetrics import SentenceMetrics
 
     ours = SentenceMetrics(path, error_checker=flags)
     monkeypatch.setattr("maeb.tasktypes.captioning.sentence_metrics", lambda *a, **k: ours)
@@ -792,7 +792,7 @@ class ScriptedModel:
 def test_caption_metrics_equal_mecat(mecat_offline):
     from mecat.evaluate import evaluate as mecat_evaluate
 
-    from maeb.data import Table
+    from maeb.data.sources import Table
     from maeb.tasktypes.generative import mecat_reference_dir, read_mecat_references
 
     refs = read_mecat_references(str(mecat_reference_dir("mecat", "caption")))
@@ -828,7 +828,7 @@ def test_caption_metrics_equal_mecat(mecat_offline):
 def test_qa_metrics_equal_mecat(mecat_offline):
     from mecat.evaluate import evaluate as mecat_evaluate
 
-    from maeb.data import Table
+    from maeb.data.sources import Table
     from maeb.tasktypes.generative import mecat_reference_dir, read_mecat_references
 
     refs = read_mecat_references(str(mecat_reference_dir("mecat", "qa")))
@@ -861,7 +861,7 @@ def test_qa_metrics_equal_mecat(mecat_offline):
 def test_generation_is_cached_and_resumes(tmp_path):
     describer = ToneDescriber()
     meta = ModelMeta(name="test/tones", family="mock-tone-describer", revision="1")
-    from maeb.audio import AudioRef
+    from maeb.audio.pipeline import AudioRef
 
     refs = []
     for i, pitch in enumerate(["low", "high", "mid"]):
@@ -885,7 +885,7 @@ def test_openai_adapter_sends_base64_wav(tmp_path, monkeypatch):
         prompt = next(c for c in content if c["type"] == "text")["text"]
         return f"{audio['format']} {len(clip) / rate:.2f} s at {rate} Hz; {prompt}; max {body['max_tokens']}"
 
-    from maeb.catalog import find_model
+    from maeb.spec.catalog import find_model
 
     with ScriptedServer(reply) as server:
         meta = find_model("openai:served-audio-model")
@@ -921,7 +921,7 @@ def test_qwen2_audio_generator_from_tiny_config(tmp_path):
 def test_offline_transcriber_answers_digit_questions(tmp_path):
     pytest.importorskip("ctranslate2")
     _offline_sbert()
-    from maeb.spec import load_spec
+    from maeb.spec.taskspec import load_spec
 
     spec_path = Path(__file__).resolve().parents[1] / "examples" / "fsdd_digit_qa.toml"
     text = spec_path.read_text().replace('"../../shared/data/fsdd"', json.dumps(str(SHARED_DATA / "fsdd")))
@@ -940,9 +940,9 @@ def test_offline_transcriber_answers_digit_questions(tmp_path):
 def test_dry_run_knows_generators_and_judges(tmp_path):
     from dataclasses import replace
 
-    from maeb.catalog import benchmark_specs, find_benchmark, find_model
-    from maeb.options import RunOptions
-    from maeb.runner import plan
+    from maeb.run.options import RunOptions
+    from maeb.run.runner import plan
+    from maeb.spec.catalog import benchmark_specs, find_benchmark, find_model
 
     specs = [s for b in ("MECAT-Caption", "AIR-Bench-Chat") for s in benchmark_specs(find_benchmark(b))]
     cfg = RunOptions(output_dir=tmp_path, cache_dir=tmp_path)

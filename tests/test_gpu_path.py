@@ -2,7 +2,7 @@
 precisions, decoding overlapped with the forward, and the model loaded once per run.
 
 Out of memory is simulated with torch.cuda.OutOfMemoryError itself (the class exists in CPU
-builds), which is what maeb.device.is_out_of_memory looks for."""
+builds), which is what maeb.core.device.is_out_of_memory looks for."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ import pytest
 import soundfile as sf
 import torch
 
-import maeb.audio
-from maeb.audio import AudioRef, chunks, plan_batches
-from maeb.cli import main
-from maeb.device import is_out_of_memory
+import maeb.audio.pipeline
+from maeb.audio.pipeline import AudioRef, chunks, plan_batches
+from maeb.cli.commands import main
+from maeb.core.device import is_out_of_memory
+from maeb.core.errors import ModelError
 from maeb.encoders import ModelMeta, precision_options
-from maeb.errors import ModelError
 from maeb.mock import SpectralEncoder, tone
 
 from .conftest import make_embedder
@@ -77,8 +77,8 @@ def test_duration_batching_gives_the_vectors_of_fixed_batching_for_a_same_length
     """hf-ssl with a group-norm front end is batched by identical length; its vectors must not
     depend on how many such clips share a batch."""
     from maeb.encoders.hf import SelfSupervisedEncoder
-    from maeb.protocols import get_protocol
-    from maeb.tiny import ssl
+    from maeb.encoders.protocols import get_protocol
+    from maeb.encoders.tiny import ssl
 
     path = ssl(tmp_path / "w2v", "wav2vec2", "group")["path"]
     meta = ModelMeta(name="tiny/w2v", family="hf-ssl", revision="1")
@@ -256,8 +256,8 @@ def test_precision_is_refused_where_the_device_cannot_compute_in_it(monkeypatch,
 
 def test_bf16_runs_a_transformers_family_close_to_fp32(tmp_path):
     from maeb.encoders.hf import WhisperEncoder
-    from maeb.protocols import get_protocol
-    from maeb.tiny import whisper
+    from maeb.encoders.protocols import get_protocol
+    from maeb.encoders.tiny import whisper
 
     path = whisper(tmp_path / "whisper")["path"]
     meta = ModelMeta(name="tiny/whisper", family="hf-whisper", revision="1")
@@ -278,7 +278,7 @@ def test_decoding_overlaps_the_forward(tmp_path, monkeypatch):
     """A background thread decodes the next batches while the encoder works: with 40 ms of
     decoding per batch (one thread) and 40 ms of forward per batch, the wall time is near the
     larger, not the sum."""
-    load = maeb.audio.load
+    load = maeb.audio.pipeline.load
 
     def slow_load(ref, policy, *rest):
         time.sleep(0.01)
@@ -291,7 +291,7 @@ def test_decoding_overlaps_the_forward(tmp_path, monkeypatch):
             time.sleep(0.04)  # a device forward: the thread waits with the GIL released
             return super().embed_audio(clips)
 
-    monkeypatch.setattr(maeb.audio, "load", slow_load)
+    monkeypatch.setattr(maeb.audio.pipeline, "load", slow_load)
     emb = make_embedder(tmp_path, Slow(), batch_size=4, workers=1)
     refs = wav_refs([0.2] * 48)
     started = time.perf_counter()
@@ -315,7 +315,7 @@ def test_call_batch_size_is_labelled_and_refused_where_it_does_not_apply(tmp_pat
     assert main(run_args(tmp_path, typed, task) + ["--call-batch-size", "8"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--call-batch-size applies only to families batched as mteb batches" in err[0]
-    from maeb.identity import declared_identity, experiment_settings
+    from maeb.core.identity import declared_identity, experiment_settings
 
     meta = ModelMeta(name="x/y", family="hf-ssl", revision="1")
     assert experiment_settings(meta, {}, "mteb-2.26", "mteb-2.26", None, 8) == {"call_batch_size": 8}

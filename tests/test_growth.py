@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from maeb.audio import AudioRef
-from maeb.data import RetrievalData
-from maeb.similarity import row_blocks
+from maeb.audio.pipeline import AudioRef
+from maeb.data.sources import RetrievalData
+from maeb.metrics.similarity import row_blocks
 from maeb.tasktypes import retrieval
 
 ONE_BLOCK = 1 << 62  # a budget every test search fits in: mteb's own shape

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from maeb import catalog
+from maeb.spec import catalog
 
 from .hub.check import (
     build_site,
@@ -257,7 +257,7 @@ def test_offline_a_benchmark_asks_the_network_once_and_fails_each_hub_task(tmp_p
 
 
 def test_maeb_hub_explains_no_space_wherever_it_is_in_the_chain():
-    from maeb import hub
+    from maeb.data import hub
 
     try:
         try:

@@ -2,7 +2,7 @@
 
 The repositories come from tests/hub/fixtures.py: the layout of the public dataset card where one
 was found (tests/hub/cards), else one of the layouts mteb's loader accepts. The rules the loader
-follows are maeb.hub_rules; tests/parity/test_loaders.py checks them against mteb's own code."""
+follows are maeb.data.hub_rules; tests/parity/test_loaders.py checks them against mteb's own code."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from maeb import hub_rules
-from maeb.context import RunContext
-from maeb.errors import DataError
-from maeb.loader import load_task
+from maeb.core.context import RunContext
+from maeb.core.errors import DataError
+from maeb.data import hub_rules
+from maeb.spec.loader import load_task
 
 from .hub.fixtures import CARDS, RETRIEVAL_VARIANTS, TABLE_VARIANTS, build_dataset_repo, catalog_repos, catalog_specs, load_card
 
@@ -82,7 +82,7 @@ def test_file_repositories_of_generative_tasks_load(ref, tmp_path):
 
 def test_macs_t2a_card_layout_loads(tmp_path):
     """mteb/MACS_t2a at 74ce553 puts its corpus under split 'corpus' (query, qrels under 'test'):
-    before maeb.hub_rules' split fallback this stopped with 'Unknown split "test"'."""
+    before maeb.data.hub_rules' split fallback this stopped with 'Unknown split "test"'."""
     card = load_card("mteb/MACS_t2a")
     assert {c["name"]: list(c["data_files"]) for c in card["configs"]} == {
         "corpus": ["corpus"],
@@ -127,7 +127,7 @@ def test_task_evaluates_on_its_repository(name, tmp_path):
     MAEB_SLOW_TESTS=1; by default the card layouts that differ from the catalog's first guess)."""
     import math
 
-    from maeb.runner import evaluate_task
+    from maeb.run.runner import evaluate_task
 
     from .conftest import make_embedder
 
@@ -177,7 +177,7 @@ def test_config_rules():
 
 
 def test_content_and_id_rules():
-    from maeb.data import Table
+    from maeb.data.sources import Table
 
     assert hub_rules.content_columns("a2t") == ("audio", "text") and hub_rules.content_columns("t2a") == ("text", "audio")
     docs = Table({"_id": [1, 2], "title": ["t", ""], "text": [" a ", "b "], "audio": ["x", "y"]})

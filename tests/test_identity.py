@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maeb.cli import main
+from maeb.cli.commands import main
 
 from .test_cli import run_args, write_task
 
@@ -196,7 +196,7 @@ def test_mteb_benchmark_tables_read_maeb_results(tmp_path, tone_folder, weighted
 
 def test_weight_hashes_are_remembered_in_the_cache_folder(tmp_path, monkeypatch):
     """A second process names the same weights without reading them; changed weights are read."""
-    from maeb import identity
+    from maeb.core import identity
 
     weights = tmp_path / "ckpt"
     weights.mkdir()

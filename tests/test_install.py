@@ -55,7 +55,7 @@ def maeb(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_installed_package_is_not_the_checkout(installed, tmp_path):
     where = subprocess.run(
-        [str(installed), "-c", "import maeb, maeb.catalog as c; print(maeb.__file__); print(c.catalog_dir('tasks'))"],
+        [str(installed), "-c", "import maeb, maeb.spec.catalog as c; print(maeb.__file__); print(c.catalog_dir('tasks'))"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from maeb.judge import ChatError, Endpoint, EndpointRefused, Judge, chat, parse_retry_after
+from maeb.encoders.chat import ChatError, Endpoint, EndpointRefused, Judge, chat, parse_retry_after
 
 from .test_generative import ScriptedServer, result, run_cli, user_text, write_model, write_spec, write_wav
 

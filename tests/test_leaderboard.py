@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from maeb import catalog
-from maeb.leaderboard import TaskInfo, aggregate
-from maeb.scores import Score, choose_revisions, read_scores
-from maeb.selection import Matrix, score_matrix, select, sweep, tradeoff
+from maeb.analysis.leaderboard import TaskInfo, aggregate
+from maeb.analysis.selection import Matrix, score_matrix, select, sweep, tradeoff
+from maeb.results.read import Score, choose_revisions, read_scores
+from maeb.spec import catalog
 
 from .conftest import SHARED
 
@@ -171,7 +171,7 @@ def write_result(root, model: str, task: str, entries: list[tuple[str, float]], 
 
 
 def test_one_file_with_an_unexpected_subset_is_reported_and_the_others_kept(tmp_path):
-    from maeb.leaderboard import load_board
+    from maeb.analysis.leaderboard import load_board
 
     catalog_task = next(t for t in catalog.find_benchmark("MAEB").tasks if catalog.find_task(t).data.subsets == ["default"])
     root = tmp_path / "results"
@@ -355,7 +355,7 @@ def test_selection_and_analyses_on_published_scores():
     pool = list(catalog.find_benchmark("MAEB(extended)").tasks)
     matrix = score_matrix(scores, pool, max_missing=10)
     assert all(np.isnan(row).sum() <= 10 for row in matrix.values)
-    from maeb.leaderboard import task_infos
+    from maeb.analysis.leaderboard import task_infos
 
     result = select(matrix, task_infos(matrix.tasks), 0.8)
     assert "BirdCLEF" in result.selected and "RavdessZeroshot" in result.selected

@@ -10,8 +10,8 @@ import logging
 import shutil
 
 import maeb
-from maeb.leaderboard import load_board
-from maeb.report import render
+from maeb.analysis.leaderboard import load_board
+from maeb.analysis.report import render
 
 from .test_api import BandEnergy
 

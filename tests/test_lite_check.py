@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from maeb.lite.check import compare, report
-from maeb.lite.runner import reference_dir
+from maeb.benchmarks.lite.check import compare, report
+from maeb.benchmarks.lite.runner import reference_dir
 
 
 def result(

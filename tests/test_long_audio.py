@@ -1,4 +1,4 @@
-"""Long audio (maeb.windows, maeb.stream): streamed clips equal whole-clip decoding, windows tile
+"""Long audio (maeb.audio.windows, maeb.audio.stream): streamed clips equal whole-clip decoding, windows tile
 the clip as documented, pooled vectors are the mean / maximum of the window vectors computed
 independently, and a task whose label is only audible after the encoder's cut is unsolvable with
 the head cut and solved by windows."""
@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from maeb.audio import AudioRef, LengthPolicy, load
-from maeb.errors import AudioError, MaebError, SpecError
+from maeb.audio.pipeline import AudioRef, LengthPolicy, load
+from maeb.audio.stream import clip_stream, windows
+from maeb.audio.windows import WindowedRef, WindowPolicy, parse
+from maeb.core.errors import AudioError, MaebError, SpecError
 from maeb.mock import SpectralEncoder, tone
-from maeb.options import RunOptions
-from maeb.runner import run
-from maeb.spec import parse_spec
-from maeb.stream import clip_stream, windows
-from maeb.windows import WindowedRef, WindowPolicy, parse
+from maeb.run.options import RunOptions
+from maeb.run.runner import run
+from maeb.spec.taskspec import parse_spec
 
 from .conftest import make_embedder, mock_meta
 
@@ -176,7 +176,7 @@ def test_late_label_needs_windows_and_results_are_labelled(tmp_path):
 
 
 def test_long_audio_refuses_what_it_cannot_do_in_one_line(tmp_path):
-    from maeb.windows import check_combination
+    from maeb.audio.windows import check_combination
 
     with pytest.raises(MaebError, match="--long-audio and --perturb do not combine"):
         check_combination(parse("mean"), ("noise:snr=5",))
@@ -185,7 +185,7 @@ def test_long_audio_refuses_what_it_cannot_do_in_one_line(tmp_path):
     check_combination(parse("head"), ("noise:snr=5",), ray=True)
 
 
-# -- score by clip duration (maeb.durations) -----------------------------------------------------
+# -- score by clip duration (maeb.analysis.durations) -----------------------------------------------------
 def _restricted(folder, out, keep):
     """A copy of a tone folder's metadata whose test split holds only the clips `keep` accepts."""
     import shutil
@@ -204,7 +204,7 @@ def _restricted(folder, out, keep):
 
 
 def test_duration_buckets_equal_the_task_scored_on_those_clips_alone(tone_folder, tmp_path):
-    from maeb.durations import collect, parse_edges, to_text
+    from maeb.analysis.durations import collect, parse_edges, to_text
 
     def spec(folder, name="Tones"):
         data = {"source": "audiofolder", "path": str(folder), "label_column": "label", "eval_splits": ["test"]}
@@ -231,7 +231,7 @@ def test_duration_buckets_equal_the_task_scored_on_those_clips_alone(tone_folder
 
 
 def test_retrieval_buckets_are_per_query_means(tone_folder, tmp_path):
-    from maeb.durations import parse_edges
+    from maeb.analysis.durations import parse_edges
 
     data = {"source": "audiofolder", "path": str(tone_folder), "eval_splits": ["test"], "split_by": {"column": "split"}}
     derive = {"kind": "text_to_audio", "label_column": "freq", "relevance": "self"}
@@ -245,7 +245,7 @@ def test_retrieval_buckets_are_per_query_means(tone_folder, tmp_path):
 
 
 def test_duration_edges_grammar():
-    from maeb.durations import DEFAULT_EDGES, buckets, parse_edges
+    from maeb.analysis.durations import DEFAULT_EDGES, buckets, parse_edges
 
     assert parse_edges(None) == DEFAULT_EDGES and parse_edges("5,20") == (5.0, 20.0)
     for bad in ("20,5", "x", "0,3"):
@@ -285,7 +285,7 @@ def test_streaming_a_ten_minute_clip_holds_a_few_windows_not_the_clip(tmp_path):
 
 @pytest.mark.parametrize("fmt, subtype", [("WAV", "PCM_16"), ("FLAC", "PCM_16"), ("OGG", "VORBIS"), ("MP3", "MPEG_LAYER_III")])
 def test_head_cut_decodes_only_the_head_and_keeps_the_same_samples(fmt, subtype):
-    from maeb.audio import decode, resample
+    from maeb.audio.pipeline import decode, resample
 
     rate = 44100
     x = np.concatenate([tone(300, 8.0, rate=rate, seed=3), tone(1200, 4.0, rate=rate, seed=4)])
@@ -307,7 +307,7 @@ def test_head_cut_decodes_only_the_head_and_keeps_the_same_samples(fmt, subtype)
 
 
 def test_long_clip_frames_come_from_its_windows_on_the_clip_time_axis(tmp_path):
-    from maeb.frames import frame_embeddings
+    from maeb.engine.frames import frame_embeddings
 
     encoder = SpectralEncoder()
     x = np.concatenate([tone(300, 40.0, seed=5), tone(2500, 35.0, seed=6)])  # 75 s

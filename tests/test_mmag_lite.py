@@ -16,9 +16,9 @@ import soundfile as sf
 
 from maeb.audiogen.request import SynthesisRequest
 from maeb.audiogen.systems import NoiseSystem, OracleSystem, ResynthSystem
-from maeb.errors import ModelError
-from maeb.mmag_lite import scenes
-from maeb.mmag_lite.build import COLUMNS, EXTRA, build
+from maeb.benchmarks.mmag_lite import scenes
+from maeb.benchmarks.mmag_lite.build import COLUMNS, EXTRA, build
+from maeb.core.errors import ModelError
 
 TOOLS = all(shutil.which(t) for t in ("espeak-ng", "flite", "fluidsynth"))
 pytestmark = pytest.mark.skipif(not TOOLS, reason="Debian's espeak-ng, flite or fluidsynth is missing")
@@ -242,8 +242,8 @@ def test_a_request_without_a_script_is_refused_by_key(system):
 
 
 def test_catalog_entries_load_the_systems():
-    from maeb.catalog import find_model
     from maeb.encoders import load_encoder
+    from maeb.spec.catalog import find_model
 
     for alias, cls in [("mmag-oracle", OracleSystem), ("mmag-resynth", ResynthSystem), ("mmag-noise", NoiseSystem)]:
         system = load_encoder(find_model(alias))

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maeb.cli import main
+from maeb.cli.commands import main
 
 SIZES = {"main": 4, "voice_cloning": 3, "timestamp": 3}
 SYSTEMS = ("mmag-oracle", "mmag-resynth", "mmag-noise")
@@ -28,7 +28,7 @@ pytestmark = [
 def runs(tmp_path_factory):
     pytest.importorskip("ctranslate2")
     pytest.importorskip("resemblyzer")
-    from maeb.mmag_lite.build import build
+    from maeb.benchmarks.mmag_lite.build import build
 
     root = tmp_path_factory.mktemp("mmag-lite-run")
     build(root / "lite", sizes=SIZES)

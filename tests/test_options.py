@@ -1,4 +1,4 @@
-"""maeb.options: the run's options are written once (RunOptions), and the `run` subcommand's flags
+"""maeb.run.options: the run's options are written once (RunOptions), and the `run` subcommand's flags
 and maeb.evaluate()'s keywords are generated from them, so neither can lack an option, offer one
 that is not a field, or default to another value without saying why."""
 
@@ -12,14 +12,14 @@ import pytest
 
 import maeb
 import maeb.api
-import maeb.options
-import maeb.runner
-from maeb.cli import build_parser, main
-from maeb.context import RunContext
-from maeb.environment import ENDPOINT_VARIABLES
-from maeb.judge import Endpoint
-from maeb.options import RunOptions, api_name, default_of
-from maeb.runner import RunSummary
+import maeb.run.options
+import maeb.run.runner
+from maeb.cli.commands import build_parser, main
+from maeb.core.context import RunContext
+from maeb.core.environment import ENDPOINT_VARIABLES
+from maeb.encoders.chat import Endpoint
+from maeb.run.options import RunOptions, api_name, default_of
+from maeb.run.runner import RunSummary
 
 # the run subcommand's flags that are not options of the run: what to run, how to report, where (Ray),
 # and the judge's parts (one field, `judge`, is built from them)
@@ -129,8 +129,8 @@ def captured(monkeypatch):
         seen.append(options)
         return RunSummary()
 
-    monkeypatch.setattr(maeb.options, "resolve", lambda meta, options, ray=False, ctx=None: options)
-    monkeypatch.setattr(maeb.runner, "run", record)
+    monkeypatch.setattr(maeb.run.options, "resolve", lambda meta, options, ray=False, ctx=None: options)
+    monkeypatch.setattr(maeb.run.runner, "run", record)
     monkeypatch.setattr(maeb.api, "run", record)
     for variable in ("MAEB_LITE_DIR", "MMAG_LITE_DIR", "MAEB_JUDGE_URL", "MAEB_DEBUG", *ENDPOINT_VARIABLES):
         monkeypatch.delenv(variable, raising=False)
@@ -191,13 +191,13 @@ def test_the_data_folders_variables_are_read_by_the_fronts_only(tmp_path, captur
 def test_a_run_parses_its_perturbation_and_window_once(tmp_path, tone_folder, monkeypatch):
     """resolve() derives the chain and the window policy; the runner and its helpers read them
     (before RunOptions, one run parsed the chain three times and the window policy more)."""
-    import maeb.perturb
-    import maeb.windows
+    import maeb.audio.perturb
+    import maeb.audio.windows
 
     from .test_cli import write_model, write_task
 
     calls = {"chain": 0, "window": 0}
-    chain_parse, window_parse = maeb.perturb.Chain.parse.__func__, maeb.windows.parse
+    chain_parse, window_parse = maeb.audio.perturb.Chain.parse.__func__, maeb.audio.windows.parse
 
     def count_chain(cls, specs):
         calls["chain"] += 1
@@ -207,8 +207,8 @@ def test_a_run_parses_its_perturbation_and_window_once(tmp_path, tone_folder, mo
         calls["window"] += 1
         return window_parse(text)
 
-    monkeypatch.setattr(maeb.perturb.Chain, "parse", classmethod(count_chain))
-    monkeypatch.setattr(maeb.windows, "parse", count_window)
+    monkeypatch.setattr(maeb.audio.perturb.Chain, "parse", classmethod(count_chain))
+    monkeypatch.setattr(maeb.audio.windows, "parse", count_window)
     tasks = [write_task(tmp_path, tone_folder, name) for name in ("ToneA", "ToneB")]
     results = maeb.evaluate(
         str(write_model(tmp_path)), [str(t) for t in tasks], cache_dir=tmp_path / "cache", progress=False, perturb="gain:db=-6"
@@ -237,9 +237,9 @@ def test_the_environment_is_read_by_the_fronts_only(tmp_path, captured, monkeypa
 
 
 def test_a_model_class_takes_its_endpoint_from_the_run_not_the_environment(monkeypatch):
-    from maeb.catalog import find_model
+    from maeb.core.errors import ModelError
     from maeb.encoders import load_encoder
-    from maeb.errors import ModelError
+    from maeb.spec.catalog import find_model
 
     meta = find_model("openai:served-audio-model")
     monkeypatch.setenv("MAEB_API_URL", "http://127.0.0.1:9/from-env")
@@ -258,11 +258,11 @@ def test_a_model_class_takes_its_endpoint_from_the_run_not_the_environment(monke
 # the modules that may read os.environ: the fronts' reader, and the few that read a variable for a reason
 # of their own (each says why); every other module of maeb/ is below the fronts and is told its settings
 ENVIRONMENT_READERS = {
-    "maeb/environment.py": "the variables maeb honours, read for the fronts (command line, evaluate(), maeb lite)",
-    "maeb/cli.py": "the command line (a front); it also quiets the datasets library's bars by its variable",
-    "maeb/hub.py": "sets and restores HF_HUB_OFFLINE around a run, for the hub libraries imported later",
-    "maeb/numeric_env.py": "records the BLAS/thread variables in a result's numeric fingerprint",
-    "maeb/judge.py": "an API key, by the variable the endpoint names, read when a request is sent (never stored)",
+    "maeb/core/environment.py": "the variables maeb honours, read for the fronts (command line, evaluate(), maeb lite)",
+    "maeb/cli/commands.py": "the command line (a front); it also quiets the datasets library's bars by its variable",
+    "maeb/data/hub.py": "sets and restores HF_HUB_OFFLINE around a run, for the hub libraries imported later",
+    "maeb/run/numeric_env.py": "records the BLAS/thread variables in a result's numeric fingerprint",
+    "maeb/encoders/chat.py": "an API key, by the variable the endpoint names, read when a request is sent (never stored)",
     "maeb/audiogen/adapters.py": "an API key, by the variable the entry names, read when a request is sent",
 }
 
@@ -291,5 +291,5 @@ def test_no_module_below_the_fronts_reads_the_environment():
         lines = _reads_environment(ast.parse(path.read_text(encoding="utf-8")))
         if lines and name not in ENVIRONMENT_READERS:
             offenders[name] = lines
-    assert offenders == {}, f"read the variable at a front (maeb.environment) and pass it down: {offenders}"
+    assert offenders == {}, f"read the variable at a front (maeb.core.environment) and pass it down: {offenders}"
     assert _reads_environment(ast.parse("import os\nx = os.environ.get('A')\n")) == [2]  # the scan sees a read

@@ -8,8 +8,8 @@ import logging
 import time
 
 import maeb
-from maeb import resample as resample_module
-from maeb import taskrecord
+from maeb.audio import resample as resample_module
+from maeb.engine import taskrecord
 from maeb.mock import write_tone_folder
 
 from .test_api import BandEnergy

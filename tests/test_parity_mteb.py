@@ -12,13 +12,13 @@ import pytest
 from datasets import Dataset, DatasetDict
 from mteb.models.abs_encoder import AbsEncoder
 
-from maeb.cache import EmbeddingCache
-from maeb.embed import Embedder
+from maeb.data.sampling import iterative_stratified_subset, stratified_subsample
 from maeb.encoders import ModelMeta, identity
+from maeb.engine.cache import EmbeddingCache
+from maeb.engine.embed import Embedder
 from maeb.mock import IdentityEncoder, vector_wav, write_hub_repo
-from maeb.runner import evaluate_task
-from maeb.sampling import iterative_stratified_subset, stratified_subsample
-from maeb.spec import parse_spec
+from maeb.run.runner import evaluate_task
+from maeb.spec.taskspec import parse_spec
 
 
 class MtebIdentity(AbsEncoder):

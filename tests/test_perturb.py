@@ -1,4 +1,4 @@
-"""The robustness axis (maeb.perturb): each perturbation does what its name says (measured), is
+"""The robustness axis (maeb.audio.perturb): each perturbation does what its name says (measured), is
 deterministic per clip, is keyed apart from clean audio in the cache and the result folders, and
 on MAEB-lite moves scores the way it must (less SNR, lower scores; mp3 at 128 kbps, almost no
 change). The MAEB-lite part is skipped without Debian's synthesizers."""
@@ -10,10 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from maeb import catalog
-from maeb.audio import AudioRef, LengthPolicy, load
-from maeb.options import RunOptions
-from maeb.perturb import (
+from maeb.audio.perturb import (
     Chain,
     Codec,
     Noise,
@@ -24,9 +21,12 @@ from maeb.perturb import (
     schroeder_rt60,
     step_seed,
 )
-from maeb.perturbed import BabblePool, PerturbedRef
-from maeb.robust import Curve, area, to_html
-from maeb.runner import run
+from maeb.audio.perturbed import BabblePool, PerturbedRef
+from maeb.audio.pipeline import AudioRef, LengthPolicy, load
+from maeb.benchmarks.robust import Curve, area, to_html
+from maeb.run.options import RunOptions
+from maeb.run.runner import run
+from maeb.spec import catalog
 
 RATE = 16000
 
@@ -283,7 +283,7 @@ def test_robust_area_and_page():
 
 
 def test_cli_rejects_a_malformed_perturbation_in_one_line(tmp_path, capsys):
-    from maeb.cli import main
+    from maeb.cli.commands import main
 
     argv = ["run", "-m", "maeb/mfcc-stats", "-t", "LiteSpokenDigits", "--output-dir", str(tmp_path / "r")]
     assert main([*argv, "--cache-dir", str(tmp_path / "c"), "--quiet", "--perturb", "noise:snr=5,colour=red"]) == 2

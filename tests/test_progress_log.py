@@ -8,7 +8,7 @@ import io
 import re
 
 import maeb
-from maeb.progress import Progress
+from maeb.core.progress import Progress
 
 from .test_api import BandEnergy
 from .test_cli import write_task

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from maeb import catalog
-from maeb.cli import main
-from maeb.distributed import run_on_ray
+from maeb.cli.commands import main
 from maeb.mock import write_tone_folder
-from maeb.options import RunOptions
-from maeb.runner import run
+from maeb.run.distributed import run_on_ray
+from maeb.run.options import RunOptions
+from maeb.run.runner import run
+from maeb.spec import catalog
 
 from .conftest import mock_meta
 

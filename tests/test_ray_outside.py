@@ -10,11 +10,11 @@ import textwrap
 import pytest
 
 from maeb import tasktypes
-from maeb.distributed import outside_paths
 from maeb.encoders import ModelMeta
-from maeb.options import RunOptions
-from maeb.runner import run
-from maeb.spec import load_spec
+from maeb.run.distributed import outside_paths
+from maeb.run.options import RunOptions
+from maeb.run.runner import run
+from maeb.spec.taskspec import load_spec
 
 from .test_tasktypes_outside import OUTSIDE, nearest_mean_accuracy, write_spec
 
@@ -57,7 +57,7 @@ def test_the_folders_of_outside_modules_are_found(modules, tone_folder, tmp_path
 @pytest.mark.slow  # a local Ray instance: about 15 s to start, 10 s to run
 def test_an_outside_task_type_and_family_run_on_ray_as_in_a_plain_run(modules, tone_folder, tmp_path):
     ray = pytest.importorskip("ray")
-    from maeb.distributed import run_on_ray
+    from maeb.run.distributed import run_on_ray
 
     spec = load_spec(write_spec(tmp_path, tone_folder, "ray_outside_types:NearestCentroid", label="speaker"))
     meta = ModelMeta(name="me/outside", family="userpkg.encoders:OutsideSpectral", revision="1", modalities=("audio",))

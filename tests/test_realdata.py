@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from maeb.cache import EmbeddingCache
-from maeb.catalog import find_model
-from maeb.embed import Embedder
 from maeb.encoders import identity, load_encoder
-from maeb.runner import evaluate_task
-from maeb.spec import load_spec, parse_spec
+from maeb.engine.cache import EmbeddingCache
+from maeb.engine.embed import Embedder
+from maeb.run.runner import evaluate_task
+from maeb.spec.catalog import find_model
+from maeb.spec.taskspec import load_spec, parse_spec
 
 from .conftest import SHARED_DATA
 

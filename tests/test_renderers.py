@@ -1,5 +1,5 @@
 """The report renderers (leaderboard, MAEB-robust, correlate) give, on fixed inputs, the bytes they
-gave before their tables were written once in maeb.tables: tests/golden/renderers holds each output
+gave before their tables were written once in maeb.analysis.tables: tests/golden/renderers holds each output
 of the renderers as they were at commit 3512b99 (before the change; NAME.expected, data rather than
 code), so a rendering change shows as a diff against them. Regenerate them only for an intended change of the output:
 `python -m tests.test_renderers --write`."""
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from maeb import correlate, report, robust
-from maeb.leaderboard import Board, Row
-from maeb.scores import TaskInfo
-from maeb.uncertainty import CellInterval, Uncertainty
+from maeb.analysis import correlate, report
+from maeb.analysis.leaderboard import Board, Row
+from maeb.analysis.uncertainty import CellInterval, Uncertainty
+from maeb.benchmarks import robust
+from maeb.results.read import TaskInfo
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "renderers"
 SUFFIX = ".expected"

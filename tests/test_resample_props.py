@@ -1,4 +1,4 @@
-"""Properties of maeb.resample that hold without torchaudio (parity with it is tests/parity/test_resample.py)."""
+"""Properties of maeb.audio.resample that hold without torchaudio (parity with it is tests/parity/test_resample.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import threading
 import numpy as np
 import pytest
 
-from maeb import resample as resample_module
-from maeb.resample import output_length, resample
+from maeb.audio import resample as resample_module
+from maeb.audio.resample import output_length, resample
 
 PAIRS = [(8000, 16000), (22050, 16000), (44100, 16000), (48000, 16000), (44100, 48000), (16000, 48000), (11025, 16000)]
 # rates whose gcd with the target is small: the polyphase path (24,414 Hz is TESS's rate)
@@ -259,7 +259,7 @@ def test_polyphase_kernel_holds_the_dense_kernels_values(like):
 
 
 def test_polyphase_output_does_not_depend_on_where_a_call_starts_or_ends(monkeypatch):
-    """The head cut and maeb.stream resample a piece of a clip and keep what its margins make exact:
+    """The head cut and maeb.audio.stream resample a piece of a clip and keep what its margins make exact:
     the same bits as the whole clip, here for chunked calls and for every prefix."""
     rng = np.random.default_rng(6)
     for orig, new in [(24414, 16000), (44056, 48000)]:

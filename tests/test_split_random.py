@@ -12,9 +12,9 @@ import shutil
 
 import pytest
 
-from maeb.errors import DataError
-from maeb.loader import load_task
-from maeb.spec import load_spec
+from maeb.core.errors import DataError
+from maeb.spec.loader import load_task
+from maeb.spec.taskspec import load_spec
 
 
 def _spec(tmp_path, folder, split_by: str, name="Random", kind="classification", extra=""):
@@ -26,7 +26,7 @@ def _spec(tmp_path, folder, split_by: str, name="Random", kind="classification",
 
 
 def _split_of(spec, tmp_path) -> dict[str, str]:
-    from maeb.context import RunContext
+    from maeb.core.context import RunContext
 
     data = load_task(spec, RunContext(cache_dir=tmp_path / "cache"))["default"]
     return {ref.name: split for split, table in data.items() for ref in table["audio"]}

@@ -1,4 +1,4 @@
-"""Stability bands (maeb.stability): replays perturb the cached vectors and refit the probe with
+"""Stability bands (maeb.run.stability): replays perturb the cached vectors and refit the probe with
 the base run's draws; an unconverged probe on unnormalised vectors moves, the stable protocol's
 does not; the band is a report that changes no score and no identity."""
 
@@ -10,15 +10,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from maeb.cache import EmbeddingCache
-from maeb.embed import Embedder
 from maeb.encoders import ModelMeta, identity
-from maeb.loader import load_task
+from maeb.engine.cache import EmbeddingCache
+from maeb.engine.embed import Embedder
 from maeb.mock import IdentityEncoder, vector_wav, write_hub_repo
-from maeb.options import RunOptions
-from maeb.runner import evaluate_task, run
-from maeb.spec import parse_spec
-from maeb.stability import SHARE, measure, noise, per_experiment, replay
+from maeb.run.options import RunOptions
+from maeb.run.runner import evaluate_task, run
+from maeb.run.stability import SHARE, measure, noise, per_experiment, replay
+from maeb.spec.loader import load_task
+from maeb.spec.taskspec import parse_spec
 
 
 @pytest.fixture(autouse=True)

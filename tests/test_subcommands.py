@@ -1,5 +1,5 @@
 """`python -m maeb robust` and `python -m maeb durations` are subcommands of the command line; the old
-`python -m maeb.robust` and `python -m maeb.durations` take the same flags, print the same output and
+`python -m maeb.benchmarks.robust` and `python -m maeb.analysis.durations` take the same flags, print the same output and
 say the new command on stderr (kept for one release)."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import maeb.lite.build
-import maeb.robust
-from maeb import durations, robust
-from maeb.cli import main
+import maeb.benchmarks.lite.build
+import maeb.benchmarks.robust
+from maeb.analysis import durations
+from maeb.benchmarks import robust
+from maeb.cli.commands import main
 
 
 def write_bucketed_result(root: Path) -> None:
@@ -60,8 +61,8 @@ def test_robust_subcommand_and_old_module_run_the_same_view(tmp_path, capsys, mo
         steps = ["clean", *ladders["telephone"]]
         return [robust.Curve(models[0], "telephone", steps, [0.8, 0.6], {tasks[0]: [0.8, 0.6]})]
 
-    monkeypatch.setattr(maeb.robust, "run_view", view)
-    monkeypatch.setattr(maeb.lite.build, "build", lambda folder, log=print: seen.append(("built", folder)))
+    monkeypatch.setattr(maeb.benchmarks.robust, "run_view", view)
+    monkeypatch.setattr(maeb.benchmarks.lite.build, "build", lambda folder, log=print: seen.append(("built", folder)))
     monkeypatch.setenv("MAEB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "lite"))
     flags = ["--models", "maeb/mfcc-stats", "--tasks", "LiteSpokenDigits", "--ladders", "telephone"]

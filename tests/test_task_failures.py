@@ -9,8 +9,8 @@ import json
 import pytest
 
 import maeb
-from maeb.cli import main
-from maeb.errors import MaebError
+from maeb.cli.commands import main
+from maeb.core.errors import MaebError
 from maeb.mock import write_tone_folder
 
 from .test_cli import run_args, write_model, write_task

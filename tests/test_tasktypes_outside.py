@@ -13,10 +13,11 @@ import pytest
 import soundfile as sf
 
 import maeb
-from maeb import describe, tasktypes
-from maeb.errors import SpecError
+from maeb import tasktypes
+from maeb.core.errors import SpecError
 from maeb.mock import SpectralEncoder
-from maeb.spec import load_spec
+from maeb.spec import describe
+from maeb.spec.taskspec import load_spec
 
 OUTSIDE = '''
 import numpy as np

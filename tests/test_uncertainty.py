@@ -1,4 +1,4 @@
-"""The leaderboard's uncertainty (maeb.uncertainty): Borda points recomputed exactly as the board
+"""The leaderboard's uncertainty (maeb.analysis.uncertainty): Borda points recomputed exactly as the board
 counts them, rank intervals and groups that separate what the data separates, intervals from the
 results' own few-shot experiments and bands, and boards that show them beside unchanged ranks."""
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from maeb import catalog
-from maeb.leaderboard import TaskInfo, aggregate, load_board
-from maeb.report import render
-from maeb.scores import Score, choose_revisions, read_scores
-from maeb.uncertainty import borda_points, compute, ranks
+from maeb.analysis.leaderboard import TaskInfo, aggregate, load_board
+from maeb.analysis.report import render
+from maeb.analysis.uncertainty import borda_points, compute, ranks
+from maeb.results.read import Score, choose_revisions, read_scores
+from maeb.spec import catalog
 
 from .conftest import SHARED
 
@@ -26,7 +26,7 @@ def s(model, task, value, split="test", subset="default"):
 
 
 def points_of(board) -> dict[str, float]:
-    """Borda points from maeb.uncertainty's matrix computation, per ranked model."""
+    """Borda points from maeb.analysis.uncertainty's matrix computation, per ranked model."""
     voters = sorted({m for per in board.partial.values() for m in per})
     matrix = np.array([[board.partial[t.name].get(m, np.nan) for t in board.tasks] for m in voters])
     lower = np.array([t.lower_is_better for t in board.tasks])

@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import soundfile as sf
 
-from ..audio import float_wav
-from ..errors import ModelError
+from ..audio.pipeline import float_wav
+from ..core.errors import ModelError
 from .request import INPUTS, Capabilities, SynthesisRequest
 
 
@@ -183,7 +183,7 @@ class HTTPTextToAudio:
         except Exception as exc:
             raise ModelError(f"model {self.name!r}: the reply for {r.key!r} is not audio ({exc})") from exc
         if rate != self.sample_rate:
-            from ..audio import resample
+            from ..audio.pipeline import resample
 
             return resample(audio.mean(axis=1), rate, self.sample_rate, "soxr-hq")
         return audio.mean(axis=1)

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from ..errors import ModelError, check_keys
+from ..core.errors import ModelError, check_keys
 from .metric import GeneratedItem, MetricUnavailable
 
 AXES = {"pq": "PQ", "pc": "PC", "ce": "CE", "cu": "CU"}

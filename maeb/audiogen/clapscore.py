@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SpecError, check_keys
+from ..core.errors import SpecError, check_keys
 from .metric import GeneratedItem, MetricUnavailable
 
 DEFAULT_MODEL = "laion/larger_clap_general"
@@ -85,7 +85,7 @@ class ClapScore:
         """Unit-norm CLAP audio embeddings (torch, n x dim) of mono float32 clips."""
         import torch
 
-        from ..audio import resample
+        from ..audio.pipeline import resample
         from ..encoders.hf import clap_features  # the CLAP encoder's own preparation
 
         at_rate = [

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelError, SpecError
+from ..core.errors import ModelError, SpecError
 
 SAMPLE_RATE = 16000
 N_FFT = 512
@@ -176,7 +176,7 @@ RANDOM_HEAD_GAIN = 100.0
 def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
     """(model on device in eval mode, identity) for checkpoint "random" (seeded stand-in), a
     released name (RELEASED) or a local .pth. identity: {"checkpoint", "revision" (sha256 of the
-    weights, or random-seed<N>), "stand_in"}. A failed download raises maeb.errors.DataError."""
+    weights, or random-seed<N>), "stand_in"}. A failed download raises maeb.core.errors.DataError."""
     model = build(seed)
     if checkpoint == "random":
         torch, _ = _nn()
@@ -187,7 +187,7 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
     else:
         if checkpoint in RELEASED:
             if cache_dir is None:
-                from ..cache import default_cache_dir
+                from ..engine.cache import default_cache_dir
 
                 cache_dir = default_cache_dir()
             path = released_path(checkpoint, cache_dir)
@@ -208,7 +208,7 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
 def prepare(samples: np.ndarray, rate: int) -> np.ndarray:
     """A clip as the evaluation toolkit feeds the tagger: DC removed, resampled to 16 kHz, zero
     padded to at least 2 s (the six poolings need a minimum length; this also matches it)."""
-    from ..audio import resample
+    from ..audio.pipeline import resample
 
     wave = np.asarray(samples, dtype=np.float32)
     wave = wave - wave.mean(dtype=np.float64).astype(np.float32) if wave.size else wave

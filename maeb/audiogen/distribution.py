@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError, MaebError, check_keys
+from ..core.errors import DataError, MaebError, check_keys
 from . import cnn14
 from .metric import GeneratedItem, MetricUnavailable
 
@@ -255,7 +255,7 @@ class CNN14Scores:
     def _store(self, digest: str, row: np.ndarray) -> None:
         if self.cache is None:
             return
-        from ..errors import CacheError
+        from ..core.errors import CacheError
 
         path = self.cache / f"{digest}.npy"
         try:

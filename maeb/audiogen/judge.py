@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .metric import GeneratedItem, MetricUnavailable
 
 QWEN2_AUDIO = "Qwen/Qwen2-Audio-7B-Instruct"
@@ -134,7 +134,7 @@ class AnyAudioJudge:
 
     def update(self, items: list[GeneratedItem]) -> None:
         """Score a batch of generated clips on their rubrics."""
-        from ..audio import resample
+        from ..audio.pipeline import resample
 
         for item, rubrics in zip(items, self._rubrics(items)):
             if not rubrics:

@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import MaebError
+from ..core.errors import MaebError
 from .request import SynthesisRequest
 
 

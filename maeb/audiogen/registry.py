@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from ..errors import SpecError
+from ..core.errors import SpecError
 
 
 @dataclass(frozen=True)

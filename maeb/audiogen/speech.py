@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..audio import resample
-from ..errors import DataError, MaebError, check_keys
+from ..audio.pipeline import resample
+from ..core.errors import DataError, MaebError, check_keys
 from .metric import GeneratedItem, MetricUnavailable
 
 RATE = 16000

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import soundfile as sf
 
-from ..audio import float_wav
-from ..embed import Job
-from ..errors import MaebError, ModelError, OutputError
+from ..audio.pipeline import float_wav
+from ..core.errors import MaebError, ModelError, OutputError
+from ..engine.embed import Job
 from .request import SynthesisRequest, capabilities_of
 
 if TYPE_CHECKING:
-    from ..embed import Embedder
+    from ..engine.embed import Embedder
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -51,7 +51,7 @@ def system_folder(root: Path, identity_hash: str) -> Path:
 def generated_folder(emb: Embedder, task: str) -> Path:
     """Where a run's system writes a task's clips: the run's generated folder (or the cache's
     generated/<model>/<task>), then a folder per system identity."""
-    from ..cache import identity_hash
+    from ..engine.cache import identity_hash
 
     root = emb.generated_dir or Path(emb.ctx.cache_dir) / "generated" / emb.meta.folder / task
     return system_folder(root, identity_hash(emb.cache.identity))

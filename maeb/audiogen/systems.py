@@ -1,7 +1,7 @@
 """Three offline text-to-audio "systems" that bracket what MMAG's scorers can tell apart: the
 oracle renders the scene script itself (the reference recording), resynth renders the same script
 with another voice and instrument (same timing, other timbre), noise returns seeded pink noise
-(no structure at all). They need no weights; the scene renderer is maeb.mmag_lite.scenes."""
+(no structure at all). They need no weights; the scene renderer is maeb.benchmarks.mmag_lite.scenes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import hashlib
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .request import Capabilities
 
 RATE = 16000
@@ -31,10 +31,10 @@ class _ScriptSystem:
         self.options = options
 
     def config(self) -> dict:
-        from ..mmag_lite import scenes
+        from ..benchmarks.mmag_lite import scenes
 
         return {
-            "renderer": "maeb.mmag_lite.scenes",
+            "renderer": "maeb.benchmarks.mmag_lite.scenes",
             "generator_version": scenes.GENERATOR_VERSION,
             "voice_map": self.voice_map,
             "instrument_map": {str(k): v for k, v in (self.instrument_map or {}).items()} or None,
@@ -42,7 +42,7 @@ class _ScriptSystem:
         }
 
     def synthesize(self, requests: list) -> list[np.ndarray]:
-        from ..mmag_lite import scenes
+        from ..benchmarks.mmag_lite import scenes
 
         out = []
         for request in requests:
@@ -70,7 +70,7 @@ class ResynthSystem(_ScriptSystem):
     capabilities = Capabilities(accepts=("caption", "transcript", "timestamped_caption", "structured"), needs_structured=True)
 
     def __init__(self, meta=None, device="cpu", **options):
-        from ..mmag_lite import scenes
+        from ..benchmarks.mmag_lite import scenes
 
         super().__init__(meta, device, **options)
         self.voice_map = dict(scenes.OTHER_GENDER)
@@ -93,7 +93,7 @@ class NoiseSystem:
 
     def synthesize(self, requests: list) -> list[np.ndarray]:
         """Seeded pink noise of each request's duration."""
-        from ..lite import sounds
+        from ..benchmarks.lite import sounds
 
         out = []
         for request in requests:

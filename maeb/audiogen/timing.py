@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DataError, MaebError, check_keys
+from ..core.errors import DataError, MaebError, check_keys
 from .metric import GeneratedItem, MetricUnavailable
 from .speech import RATE, _version, to_16k
 

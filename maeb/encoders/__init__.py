@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..audio import LengthPolicy
-from ..errors import MaebError, MissingPackage, ModelError
+from ..audio.pipeline import LengthPolicy
+from ..core.errors import MaebError, MissingPackage, ModelError
 from . import families as _builtin_families  # noqa: F401  (registers the built-in family records)
 from .family import FAMILY_REGISTRY, RegistryView, get_family
 from .family import Family as Family  # re-exported: maeb.encoders.Family, register_family
@@ -34,7 +34,7 @@ class AudioEncoder(Protocol):
     sample_rate: int
     max_seconds: float | None
     min_samples: int  # optional (default 0): shorter clips are zero-padded to it
-    batching: str  # "padded" | "same_length" | "single", see maeb.audio.plan_batches
+    batching: str  # "padded" | "same_length" | "single", see maeb.audio.pipeline.plan_batches
 
     def embed_audio(self, clips: list[np.ndarray]) -> np.ndarray:
         """One float32 vector per clip, as an (n, d) array (clips: mono float32 at sample_rate)."""
@@ -87,7 +87,7 @@ class AudioSynthesizer(Protocol):
 @runtime_checkable
 class FrameEncoder(Protocol):
     """Time-resolved embeddings (HEAR's timestamp embeddings), an optional member of an audio
-    encoder, for frame-level tasks (event detection, maeb.frames). Per clip of the batch, given
+    encoder, for frame-level tasks (event detection, maeb.engine.frames). Per clip of the batch, given
     as embed_audio's clips are (mono float32 at sample_rate, cut by the length policy): a (T, D)
     float32 matrix of frame vectors and a (T,) float64 array of each frame's centre time in
     seconds from the start of the clip (the centre of the frame's receptive window), increasing.
@@ -300,7 +300,7 @@ class ModelMeta:
 
 
 def _shown_options(options: dict) -> dict:
-    from ..identity import PATH_OPTIONS, path_fingerprint
+    from ..core.identity import PATH_OPTIONS, path_fingerprint
 
     return {k: (path_fingerprint(v) if k in PATH_OPTIONS and v else v) for k, v in sorted(options.items())}
 
@@ -405,13 +405,13 @@ def load_encoder(
     meta: ModelMeta, device: str = "cpu", protocol=None, *, endpoints=None, raise_unexpected: bool = False, **overrides
 ):
     """Build the encoder for a registry entry; options in the entry, then overrides, go to the
-    factory, and the protocol (maeb.protocols) to factories that take one. endpoints: values of
+    factory, and the protocol (maeb.encoders.protocols) to factories that take one. endpoints: values of
     the variables a factory's `from_environment` ({option: variable}) names, for the options the
     entry and overrides leave unset (the fronts read them: RunOptions.endpoints). raise_unexpected:
     a constructor's unexpected exception propagates with its traceback (RunOptions.debug)."""
     import inspect
 
-    from ..protocols import DEFAULT_PROTOCOL, get_protocol
+    from .protocols import DEFAULT_PROTOCOL, get_protocol
 
     factory = resolve_factory(meta.family)
     options = {**meta.options, **overrides}
@@ -429,7 +429,7 @@ def load_encoder(
     mismatch = _constructor_mismatch(factory, meta, device, options)
     if mismatch:
         raise ModelError(f"model {meta.name!r} (family {meta.family!r}): {mismatch}")
-    from .. import hub
+    from ..data import hub
 
     downloads = hub.from_hub(meta.revision, options.get("path"))
     if downloads:
@@ -576,7 +576,7 @@ def check_precision(meta: ModelMeta, encoder, precision: str | None) -> None:
 def check_encoder(meta: ModelMeta, encoder) -> None:
     """The protocol members an engine relies on, checked when the model loads, so a wrapper that
     lacks one fails here with its name instead of deep inside a task."""
-    from ..audio import BATCHING_MODES
+    from ..audio.pipeline import BATCHING_MODES
 
     cls = type(encoder).__name__
     sides = [method for method in SIDES if callable(getattr(encoder, method, None))]
@@ -674,11 +674,11 @@ def has_synthesize(encoder) -> bool:
 
 
 def identity(meta: ModelMeta, encoder, protocol: str | None = None, device: str = "cpu") -> dict:
-    """The full encoder identity (maeb.identity) of a loaded encoder with the entry's own options."""
+    """The full encoder identity (maeb.core.identity) of a loaded encoder with the entry's own options."""
     from dataclasses import replace
 
-    from ..identity import declared_identity, encoder_identity
-    from ..protocols import DEFAULT_PROTOCOL, get_protocol
+    from ..core.identity import declared_identity, encoder_identity
+    from .protocols import DEFAULT_PROTOCOL, get_protocol
 
     proto = get_protocol(protocol or DEFAULT_PROTOCOL)
     policy = replace(length_policy(encoder), resampler=proto.resampler) if has_audio(encoder) else None

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from . import require
 from .base import UNSET, AudioEncoderBase, as_seconds, import_torch, pick, protocol_rules
 

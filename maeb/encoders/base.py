@@ -81,7 +81,7 @@ def dtype_name(model: Any) -> str:
 
 
 def protocol_rules(protocol: Any, family: str, arch: str | None = None) -> dict:
-    """The settings `protocol` (maeb.protocols.Protocol) fixes for a family and architecture;
+    """The settings `protocol` (maeb.encoders.protocols.Protocol) fixes for a family and architecture;
     {} without a protocol (a wrapper built directly)."""
     return protocol.family_rules(family, arch) if protocol is not None else {}
 
@@ -108,6 +108,6 @@ def to_device(tensor: Any, device: Any, dtype: Any = None) -> Any:
 
 
 def batch_order(rules: dict, batching: str) -> str:
-    """ "call" (mteb's batches, see maeb.protocols) where the protocol asks for it and clips are
+    """ "call" (mteb's batches, see maeb.encoders.protocols) where the protocol asks for it and clips are
     padded together; "length" otherwise."""
     return "call" if rules.get("batches") == "mteb" and batching == "padded" else "length"

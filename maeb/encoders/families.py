@@ -1,8 +1,8 @@
 """The built-in model families: one record each (maeb.encoders.family.Family).
 
 A new family is its wrapper module plus one record here: the factory ("module:Class"), what it
-needs installed and the extra that brings it, its tiny random builder (maeb.tiny) if it has one,
-and the wrapper settings each protocol fixes (rules; the keys are listed in maeb.protocols). A
+needs installed and the extra that brings it, its tiny random builder (maeb.encoders.tiny) if it has one,
+and the wrapper settings each protocol fixes (rules; the keys are listed in maeb.encoders.protocols). A
 family without "paper" rules follows its "mteb-2.26" rules under the paper protocol."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ BUILTIN = (
         "hf-whisper",
         "maeb.encoders.hf:WhisperEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_whisper",
+        tiny="maeb.encoders.tiny:for_whisper",
         rules={"mteb-2.26": {"*": {"max_seconds": 30.0, "dtype": "auto"}}},
     ),
     # batched (layer-norm) checkpoints: padding moves their vectors in the last bits (and the ratio
@@ -25,7 +25,7 @@ BUILTIN = (
         "hf-ssl",
         "maeb.encoders.hf:SelfSupervisedEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_ssl",
+        tiny="maeb.encoders.tiny:for_ssl",
         rules={
             "mteb-2.26": {
                 "*": {
@@ -63,14 +63,14 @@ BUILTIN = (
         "hf-ast",
         "maeb.encoders.hf:ASTEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_ast",
+        tiny="maeb.encoders.tiny:for_ast",
         rules={"mteb-2.26": {"*": {"dtype": "auto"}}},
     ),
     Family(
         "hf-clap",
         "maeb.encoders.hf:ClapEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_clap",
+        tiny="maeb.encoders.tiny:for_clap",
         rules={"mteb-2.26": {"*": {"dtype": "auto"}}},
     ),
     Family(
@@ -86,7 +86,7 @@ BUILTIN = (
         "hf-encodec",
         "maeb.encoders.hf:EncodecEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_encodec",
+        tiny="maeb.encoders.tiny:for_encodec",
         rules={
             "mteb-2.26": {"*": {"max_seconds": None, "batching": "single", "short_pad_samples": "latent-frame"}},
             "paper": {"*": {"max_seconds": 30.0, "batching": "padded", "short_pad_samples": 24000, "batches": "mteb"}},
@@ -153,7 +153,7 @@ BUILTIN = (
         "hf-sew-d",
         "maeb.encoders.ssl_variants:SEWDEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_sew_d",
+        tiny="maeb.encoders.tiny:for_sew_d",
         rules={
             "mteb-2.26": {
                 "*": {
@@ -180,7 +180,7 @@ BUILTIN = (
         "hf-mms",
         "maeb.encoders.ssl_variants:MMSEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_mms",
+        tiny="maeb.encoders.tiny:for_mms",
         rules={
             "mteb-2.26": {
                 "*": {
@@ -208,7 +208,7 @@ BUILTIN = (
         "hf-speecht5",
         "maeb.encoders.ssl_variants:SpeechT5Encoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_speecht5",
+        tiny="maeb.encoders.tiny:for_speecht5",
         rules={
             "mteb-2.26": {"*": {"max_seconds": "position-horizon", "batching": "single", "min_samples": 400, "dtype": "auto"}},
             "paper": {"*": {"max_seconds": 30.0, "batching": "padded", "min_samples": 400, "dtype": "auto"}},
@@ -228,7 +228,7 @@ BUILTIN = (
         "hf-qwen-omni",
         "maeb.encoders.omni:QwenOmniEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_qwen_omni",
+        tiny="maeb.encoders.tiny:for_qwen_omni",
         rules={
             "mteb-2.26": {
                 "*": {"max_seconds": 300.0, "dtype": "bfloat16", "batching": "padded"},
@@ -261,14 +261,14 @@ BUILTIN = (
         "maeb.encoders.remote:HeAREncoder",
         requires=("torch", "transformers", "timm"),
         extra="hear",
-        tiny="maeb.tiny:for_remote",
+        tiny="maeb.encoders.tiny:for_remote",
         rules={"mteb-2.26": {"*": {"window_seconds": 2.0}}},
     ),
     Family(
         "fusion-embedding",
         "maeb.encoders.remote:FusionEmbeddingEncoder",
         requires=TORCH_HF,
-        tiny="maeb.tiny:for_remote",
+        tiny="maeb.encoders.tiny:for_remote",
         rules={"mteb-2.26": {"*": {"max_seconds": None, "batching": "padded"}}},
     ),
     # front_end "audioset-log-mel": the official AudioSet log-mel (mteb's _log_mel); YAMNet pads to one
@@ -280,7 +280,7 @@ BUILTIN = (
         "maeb.encoders.audioset:YAMNetEncoder",
         requires=("torch", "torch-vggish-yamnet", "torchaudio"),
         extra="audioset",
-        tiny="maeb.tiny:for_yamnet",
+        tiny="maeb.encoders.tiny:for_yamnet",
         rules={
             "mteb-2.26": {"*": {"max_seconds": None, "front_end": "audioset-log-mel", "pad": "patch-hops"}},
             "paper": {"*": {"max_seconds": 30.0, "front_end": "waveform-to-input", "pad": 15360}},
@@ -291,7 +291,7 @@ BUILTIN = (
         "maeb.encoders.audioset:VGGishEncoder",
         requires=("torch", "torch-vggish-yamnet", "torchaudio"),
         extra="audioset",
-        tiny="maeb.tiny:for_vggish",
+        tiny="maeb.encoders.tiny:for_vggish",
         rules={
             "mteb-2.26": {"*": {"max_seconds": None, "front_end": "audioset-log-mel", "pad": 15600, "final_relu": False}},
             "paper": {"*": {"max_seconds": 30.0, "front_end": "waveform-to-input", "pad": 15360, "final_relu": True}},
@@ -326,7 +326,7 @@ BUILTIN = (
         "maeb.encoders.clap_family:Wav2ClipEncoder",
         requires=("torch", "wav2clip", "torchaudio", "librosa", "transformers"),
         extra="wav2clip",
-        tiny="maeb.tiny:for_wav2clip",
+        tiny="maeb.encoders.tiny:for_wav2clip",
         rules={
             "mteb-2.26": {"*": {"max_seconds": None, "batching": "single"}},
             "paper": {"*": {"max_seconds": None, "batching": "padded"}},

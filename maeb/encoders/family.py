@@ -2,7 +2,7 @@
 
 A family is a wrapper class (its factory) plus the facts the rest of maeb needs without importing
 it: the packages it needs and the pip extra that brings them, a tiny random checkpoint builder for
-offline checks (maeb.tiny), and the wrapper settings each protocol fixes (maeb.protocols). The
+offline checks (maeb.encoders.tiny), and the wrapper settings each protocol fixes (maeb.encoders.protocols). The
 built-in records are in maeb.encoders.families; code outside the package calls register_family.
 Factories and builders are "module:attr" strings, imported only when a model of the family loads,
 so listing models imports no deep-learning code."""
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 
 # rule set -> architecture (a transformers model_type, or "*") -> wrapper settings
 Rules = Mapping[str, Mapping[str, Mapping[str, Any]]]
@@ -28,9 +28,9 @@ class Family:
     - extra: the extra of maeb's pyproject that installs them (None: none does);
     - no_deps: a pinned requirement the extra cannot bring, installed with `pip install --no-deps`
       (its declared dependencies do not build on current Python);
-    - tiny: a function (meta, folder) -> options writing a random-weight miniature (maeb.tiny);
+    - tiny: a function (meta, folder) -> options writing a random-weight miniature (maeb.encoders.tiny);
     - rules: the wrapper settings per protocol rule set ("mteb-2.26", "paper"; see
-      maeb.protocols for the keys), each a table architecture -> settings with "*" for all."""
+      maeb.encoders.protocols for the keys), each a table architecture -> settings with "*" for all."""
 
     name: str
     factory: str

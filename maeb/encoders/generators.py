@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import soundfile as sf
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .base import TextGeneratorBase, model_source, torch_dtype
 
 
@@ -109,7 +109,7 @@ class OpenAIChatGenerator(TextGeneratorBase):
         retries=4,
         budget=900.0,
     ):
-        from ..judge import Endpoint, Gate
+        from .chat import Endpoint, Gate
 
         model = model or meta.name
         if not base_url:
@@ -126,7 +126,7 @@ class OpenAIChatGenerator(TextGeneratorBase):
         return {"endpoint": self.endpoint.public(), "sample_rate": self.sample_rate, "max_seconds": self.max_seconds}
 
     def generate(self, clips, prompts, settings):
-        from ..judge import chat
+        from .chat import chat
 
         options = {"max_tokens": int(settings.get("max_new_tokens", 256)), "temperature": float(settings.get("temperature", 0.0))}
 

@@ -3,7 +3,7 @@
 Whisper: encoder last layer, mean over frames that hold audio, input padded to 30 s.
 wav2vec2 / HuBERT / WavLM / data2vec: mean of the last layer under the attention mask.
 AST: pooler output (about 10 s). CLAP: projected features, L2-normalised, 48 kHz.
-Length caps, batching, frame counting, layer and dtype come from the protocol (maeb.protocols);
+Length caps, batching, frame counting, layer and dtype come from the protocol (maeb.encoders.protocols);
 an explicit option overrides the protocol and is recorded as such."""
 
 from __future__ import annotations
@@ -232,11 +232,11 @@ class ASTEncoder(AudioEncoderBase):
         return {"pooling": "pooler", "max_frames": self.extractor.max_length, "features": "kaldi-fbank", "dtype": self.dtype}
 
     def embed_audio(self, clips):
-        from ..fbank import ast_features
+        from ..audio.fbank import ast_features
 
         torch = import_torch()
         # the extractor's torchaudio branch (mteb's environment has torchaudio; its numpy fallback
-        # differs by up to 2e-3), computed by maeb.fbank
+        # differs by up to 2e-3), computed by maeb.audio.fbank
         values = ast_features(clips, self.extractor)
         with torch.inference_mode():
             values = to_device(values, self.device, self.model.dtype)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from . import SCORED_SIMILARITIES, require
 from .base import UNSET, AudioEncoderBase, TextEncoderBase
 

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..errors import MissingPackage
+from ..core.errors import MissingPackage
 from .base import AudioEncoderBase, TextEncoderBase
 from .pooling import frame_centres, frame_list, masked_mean
 

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..errors import ModelError
+from ..core.errors import ModelError
 from .base import (
     SOFTWARE,
     UNSET,

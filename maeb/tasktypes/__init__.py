@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, SpecError, check_keys
+from ..core.errors import DataError, SpecError, check_keys
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,8 @@ def _outside(kind: str) -> TaskType:
     raise SpecError(f"task type {kind!r}: {module_name}.{attr} is {what}, not a maeb.tasktypes.TaskType subclass")
 
 
-# What a task type may use of the `emb` it is given (maeb.embed.Embedder); tests/test_architecture.py
-# holds every type to it. The engine's own functions (maeb.frames.frame_embeddings,
+# What a task type may use of the `emb` it is given (maeb.engine.embed.Embedder); tests/test_architecture.py
+# holds every type to it. The engine's own functions (maeb.engine.frames.frame_embeddings,
 # maeb.audiogen.store) take `emb` whole and compute through its one loop (Embedder.run).
 SERVICES = {
     "audio": "audio(refs) -> (vectors (n, d) float32, usable mask): clips through the shared embedding cache",

@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 
-from ..errors import DataError, SpecError
+from ..core.errors import DataError, SpecError
 from . import Evaluation, Param
 
 NAME = "audio_generation"
@@ -100,7 +100,7 @@ def _json_cell(value, what: str, key: str):
 
 def requests_of(table, p: dict, prompt_rate: int, where: str) -> list:
     """The table's rows as synthesis requests (voice prompts decoded at the system's rate)."""
-    from ..audio import LengthPolicy, load
+    from ..audio.pipeline import LengthPolicy, load
     from ..audiogen.request import SynthesisRequest
 
     table.require([p["key_column"], p["caption_column"]], "audio generation columns")
@@ -157,7 +157,7 @@ def _build_scorers(groups: dict[str, list[str]], p: dict, emb) -> tuple[dict, di
 
 
 def _reference(table, column: str, i: int):
-    from ..audio import decode
+    from ..audio.pipeline import decode
 
     ref = _cell(table, column, i)
     if ref is None:

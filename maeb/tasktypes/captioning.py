@@ -11,8 +11,8 @@ scores it, and is listed in empty_groups (empty_groups == [] is a complete score
 
 from __future__ import annotations
 
-from ..errors import DataError
-from ..textmetrics import DATE_DELTA
+from ..core.errors import DataError
+from ..metrics.textmetrics import DATE_DELTA
 from . import Evaluation, Param
 from .generative import (
     MECAT_MIXED,

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
 from sklearn.metrics import accuracy_score, average_precision_score, f1_score, precision_score, recall_score
 from sklearn.model_selection import KFold
 
-from ..errors import DataError
+from ..core.errors import DataError
 from . import Evaluation, Param, keep_valid
 from .probe import linear_probe, probe_of
 
@@ -152,7 +152,7 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         balance_notice(emb, y, y, p, f"{split} split (cross-validation)", (p["n_splits"] - 1) / p["n_splits"])
         folds = list(KFold(n_splits=p["n_splits"], shuffle=True, random_state=p["seed"]).split(np.arange(len(y))))
         # every fold's draw first (they chain through one shuffled index list, mteb's order), so an
-        # experiment can be refit on its own (maeb.stability's replays refit a share of them)
+        # experiment can be refit on its own (maeb.run.stability's replays refit a share of them)
         draws, idxs = [], None
         for train_idx, _ in folds:
             chosen, idxs = undersample(y[train_idx], idxs, p["samples_per_label"], p["seed"])

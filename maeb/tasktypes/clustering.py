@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.cluster import adjusted_mutual_info_score, v_measure_score
 
-from ..errors import DataError, SpecError
+from ..core.errors import DataError, SpecError
 from . import Evaluation, Param, keep_valid, make_params
 
 NAME = "clustering"

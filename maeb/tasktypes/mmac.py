@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import DataError
+from ..core.errors import DataError
 from . import Evaluation, Param
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 

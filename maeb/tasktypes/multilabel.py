@@ -17,8 +17,8 @@ from sklearn.metrics import f1_score, label_ranking_average_precision_score
 from sklearn.multioutput import MultiOutputClassifier
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from ..errors import DataError
-from ..sampling import iterative_stratified_subset
+from ..core.errors import DataError
+from ..data.sampling import iterative_stratified_subset
 from . import Evaluation, Param, keep_valid
 from .probe import linear_probe, probe_of
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import SpecError
+from ..core.errors import SpecError
 from . import Evaluation, Param
 from .generative import GENERATION_DOC, csv_file, generation_settings
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import average_precision_score
 
-from ..data import binary_labels
-from ..errors import DataError
-from ..similarity import paired_similarity
+from ..core.errors import DataError
+from ..data.sources import binary_labels
+from ..metrics.similarity import paired_similarity
 from . import Evaluation, Param, keep_valid
 
 NAME = "pair_classification"

@@ -2,7 +2,7 @@
 
 - "mteb" (the reference protocols): LogisticRegression(max_iter, random_state=seed) on the raw
   vectors, as mteb fits it. On unnormalised features it stops before converging, and its score
-  then depends on the last bits of the vectors (maeb.stability measures how much).
+  then depends on the last bits of the vectors (maeb.run.stability measures how much).
 - "standardized" (the stable protocol, mteb-2.26-stable): the training sample's mean and scale
   removed from every feature (`Standardize`), then LogisticRegression fit to convergence
   (STABLE_TOL, at most STABLE_MAX_ITER iterations). Not mteb's numbers; scores that do not

@@ -12,8 +12,8 @@ categories from category_column or one category "all")."""
 
 from __future__ import annotations
 
-from ..errors import DataError
-from ..textmetrics import DATE_DELTA
+from ..core.errors import DataError
+from ..metrics.textmetrics import DATE_DELTA
 from . import Evaluation, Param
 from .generative import (
     MECAT_SCORING,

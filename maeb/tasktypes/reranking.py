@@ -4,7 +4,7 @@ average precision over the whole candidate list."""
 
 from __future__ import annotations
 
-from ..errors import DataError
+from ..core.errors import DataError
 from . import Evaluation, retrieval
 
 NAME = "reranking"

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
-from ..audio import AudioRef
-from ..data import RetrievalData
-from ..errors import DataError
-from ..similarity import prepared, row_blocks, scores, similarity_matrix
+from ..audio.pipeline import AudioRef
+from ..core.errors import DataError
+from ..data.sources import RetrievalData
+from ..metrics.similarity import prepared, row_blocks, scores, similarity_matrix
 from . import Evaluation, Param
 
 NAME = "retrieval"
@@ -297,7 +297,7 @@ _SHORT = {"ndcg": "NDCG", "map": "MAP", "recall": "Recall", "precision": "P", "h
 
 def _report_outcomes(emb, main_score: str, data: RetrievalData, per_query: list) -> None:
     """Each query's main metric, filed under its clip (an audio query) or its most relevant
-    recording (a text query), for maeb.durations; nothing for a main score that is no mean over queries."""
+    recording (a text query), for maeb.analysis.durations; nothing for a main score that is no mean over queries."""
     name, _, k = main_score.rpartition("_at_")
     key = f"{_SHORT[name]}@{k}" if name in _SHORT and k.isdigit() else None
     if key is None:

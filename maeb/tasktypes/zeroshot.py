@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError
-from ..similarity import similarity_matrix
+from ..core.errors import DataError
+from ..metrics.similarity import similarity_matrix
 from . import Evaluation, Param, keep_valid
 from .classification import binary_ap, label_metrics
 

@@ -35,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from maeb import catalog
+from maeb.spec import catalog
 
 from .server import HubServer
 

@@ -61,6 +61,6 @@ def install(folder: str, limit: int) -> None:
 
 if __name__ == "__main__":
     install(sys.argv[1], int(sys.argv[2]))
-    from maeb.cli import main
+    from maeb.cli.commands import main
 
     sys.exit(main(sys.argv[3:]))

@@ -75,7 +75,7 @@ class RepoRef:
 @cache
 def catalog_specs() -> dict[str, object]:
     """Every catalog task spec read from a hub repository (tasks/maeb and tasks/generative)."""
-    from maeb import catalog
+    from maeb.spec import catalog
 
     out = {}
     for path in sorted(set(catalog.task_files().values())):

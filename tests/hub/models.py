@@ -1,5 +1,5 @@
 """Model repositories for the test hub: under the real names of maeb's catalog, at the catalog's
-revisions, a tiny random checkpoint of the same architecture class (maeb.tiny builds them) with the
+revisions, a tiny random checkpoint of the same architecture class (maeb.encoders.tiny builds them) with the
 real repository's processor settings, so `--model whisper-medium` downloads and runs through
 transformers' real loading code. The vectors mean nothing.
 
@@ -17,7 +17,8 @@ import json
 import shutil
 from pathlib import Path
 
-from maeb import catalog, tiny
+from maeb.encoders import tiny
+from maeb.spec import catalog
 
 REAL_PROCESSOR = {
     "openai/whisper-medium": {

@@ -1,10 +1,10 @@
-"""maeb.fbank against torchaudio's Kaldi filterbank and the AST feature extractor's torchaudio branch.
+"""maeb.audio.fbank against torchaudio's Kaldi filterbank and the AST feature extractor's torchaudio branch.
 
 transformers' ``ASTFeatureExtractor`` calls ``torchaudio.compliance.kaldi.fbank`` when torchaudio imports
-(mteb's environment) and a numpy approximation otherwise (maeb's). ``maeb.fbank.kaldi_fbank`` must match
-``kaldi.fbank`` and ``maeb.fbank.ast_features`` the extractor's torchaudio branch to within 1e-6 (on the
+(mteb's environment) and a numpy approximation otherwise (maeb's). ``maeb.audio.fbank.kaldi_fbank`` must match
+``kaldi.fbank`` and ``maeb.audio.fbank.ast_features`` the extractor's torchaudio branch to within 1e-6 (on the
 same torch build they are bit-identical) on real speech (FSDD digits resampled from 8 kHz with
-maeb.resample, Speech Commands at 16 kHz), speech-like signals, tones, noise, silence, clips of one window
+maeb.audio.resample, Speech Commands at 16 kHz), speech-like signals, tones, noise, silence, clips of one window
 (400 samples) and just over, and clips longer than the extractor's 1024 frames.
 
 Both branches of the extractor run in this one process: the module reads its ``is_speech_available`` flag
@@ -30,8 +30,8 @@ import soundfile as sf
 import torch
 import transformers.models.audio_spectrogram_transformer.feature_extraction_audio_spectrogram_transformer as ast_module
 
-from maeb.fbank import ast_features, kaldi_fbank
-from maeb.resample import resample
+from maeb.audio.fbank import ast_features, kaldi_fbank
+from maeb.audio.resample import resample
 
 try:
     import torchaudio.compliance.kaldi as ta_kaldi
@@ -189,7 +189,7 @@ def _signal(name: str, n: int, seed: int = 0) -> np.ndarray:
 
 @cache
 def _real_clips(folder: str, pattern: str, count: int) -> tuple[np.ndarray, ...]:
-    """``count`` recordings spread over the folder, mono float32 at 16 kHz (maeb.resample from their rate)."""
+    """``count`` recordings spread over the folder, mono float32 at 16 kHz (maeb.audio.resample from their rate)."""
     data = _shared_data()
     if data is None or not (data / folder).is_dir():
         pytest.fail(f"the shared data folder {folder!r} is absent (set MAEB_SHARED_DIR)")

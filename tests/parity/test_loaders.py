@@ -158,7 +158,7 @@ def mteb_view(name: str, folder: Path, subsets: list[str]) -> dict:
     task.load_data()
     if hasattr(task, "convert_v1_dataset_format_to_v2"):
         task.convert_v1_dataset_format_to_v2(None)
-    from maeb import catalog
+    from maeb.spec import catalog
 
     spec = catalog.find_task(name)
     out = {}
@@ -176,9 +176,9 @@ def mteb_view(name: str, folder: Path, subsets: list[str]) -> dict:
 
 
 def maeb_view(name: str, folder: Path, subsets: list[str], cache: Path) -> dict:
-    from maeb import catalog
-    from maeb.context import RunContext
-    from maeb.loader import load_task
+    from maeb.core.context import RunContext
+    from maeb.spec import catalog
+    from maeb.spec.loader import load_task
 
     spec = copy.deepcopy(catalog.find_task(name))
     spec = replace(spec, data=replace(spec.data, path=str(folder), revision=None, subsets=list(subsets)))
@@ -208,7 +208,7 @@ def assert_same(mteb_side: dict, maeb_side: dict, where: str) -> None:
 
 # -- the tests ------------------------------------------------------------------------------------
 def test_same_rows_as_mteb(oracle, case, tmp_path):
-    from maeb import catalog
+    from maeb.spec import catalog
 
     name, variant = case
     spec = catalog.find_task(name)
@@ -226,9 +226,9 @@ def test_subset_prefixed_retrieval_layouts(oracle, variant, category, reranking,
     itself and by maeb's retrieval loader."""
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalDatasetLoader
 
-    from maeb.context import RunContext
-    from maeb.loader import load_task
-    from maeb.spec import parse_spec
+    from maeb.core.context import RunContext
+    from maeb.spec.loader import load_task
+    from maeb.spec.taskspec import parse_spec
 
     subsets = ("en", "fr")
     folder = write_retrieval_repo(tmp_path / "repo", category, variant, reranking=reranking, subsets=subsets)

@@ -1,8 +1,8 @@
-"""maeb.resample against torchaudio's sinc resampler, the one mteb feeds its models with.
+"""maeb.audio.resample against torchaudio's sinc resampler, the one mteb feeds its models with.
 
 mteb reaches it two ways: ``torchaudio.transforms.Resample`` (its ``AudioCollator`` and several model
 wrappers; kernel computed in float64) and ``torchaudio.functional.resample`` (the ImageBind and BioViTA
-wrappers; kernel computed in float32). ``maeb.resample.resample(..., like=...)`` reproduces each; both are
+wrappers; kernel computed in float32). ``maeb.audio.resample.resample(..., like=...)`` reproduces each; both are
 checked here to within 1e-6 (in practice the outputs are bit-identical on the same torch build) on real
 speech, speech-like, chord and noise signals, from 8, 16, 22.05, 44.1 and 48 kHz to 16 and 48 kHz, at
 lengths from 1 sample up, odd lengths, lengths where torchaudio's float32 output-length rounding drops
@@ -27,7 +27,7 @@ import scipy.signal
 import soundfile as sf
 import torch
 
-from maeb.resample import resample
+from maeb.audio.resample import resample
 
 try:
     import torchaudio.functional as ta_functional
@@ -163,7 +163,7 @@ ODD_LENGTHS = (1, 7, 50, 1001, 4097, 22051, 48001)
 @pytest.mark.parametrize(("orig", "new", "like"), ODD_CASES, ids=[f"{o}-{n}-{like}" for o, n, like in ODD_CASES])
 def test_polyphase_pairs_match(orig, new, like):
     """The polyphase path sums the same products in float64 (torchaudio in float32): equal within 1e-6."""
-    from maeb.resample import uses_dense
+    from maeb.audio.resample import uses_dense
 
     assert not uses_dense(orig, new)
     worst = {}

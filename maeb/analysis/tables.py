@@ -1,0 +1,73 @@
+"""The markup the reports share (the leaderboard in maeb.analysis.report, MAEB-robust, correlate): a markdown
+table, an HTML table, the self-contained HTML page around them and the JSON a page carries. Each
+report declares its columns and cells; how they are written is here, once."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+
+# the CSS every page starts from; a report adds its own rules (sorting, first-column alignment)
+BODY_CSS = "body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }"
+CELL_CSS = "th, td { border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: right; }"
+# a page of several tables, each followed by a gap, headers on grey
+PLAIN_CSS = (
+    BODY_CSS,
+    "table { border-collapse: collapse; font-size: 13px; margin-bottom: 1rem; }",
+    CELL_CSS,
+    "th { background: #f4f4f4; }",
+)
+
+
+def pct(value: float | None) -> str:
+    """A score in [0, 1] as a percentage with one decimal; '' when missing."""
+    return "" if value is None else f"{100 * value:.1f}"
+
+
+def markdown_table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A markdown table's lines: the header, its rule, one line per row of already formatted cells."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    return lines
+
+
+def cell(value: object, text: str) -> str:
+    """A table cell showing `text` (HTML) whose data-v holds the value a page's script sorts by."""
+    return f'<td data-v="{"" if value is None else html.escape(str(value))}">{text}</td>'
+
+
+def td(text: str) -> str:
+    """A plain table cell of HTML `text`."""
+    return f"<td>{text}</td>"
+
+
+def html_table(head: Sequence[str], rows: Iterable[Sequence[str]], table_id: str | None = None, sep: str = "\n") -> str:
+    """An HTML table: `head` as plain text (escaped here), each row a sequence of <td> strings
+    (`cell`, `td`); `sep` stands between the header and the body."""
+    ident = "" if table_id is None else f' id="{table_id}"'
+    header = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join(f"<tr>{''.join(cells)}</tr>" for cells in rows)
+    return f"<table{ident}><thead><tr>{header}</tr></thead>{sep}<tbody>{body}</tbody></table>"
+
+
+def json_script(element_id: str, data: object) -> str:
+    """`data` as JSON inside the page, for scripts and readers of the saved file ('</' escaped, so
+    no string in it can close the element)."""
+    text = json.dumps(data).replace("</", "<\\/")
+    return f'<script type="application/json" id="{element_id}">{text}</script>'
+
+
+def html_page(title: str, css: Sequence[str], body: str) -> str:
+    """A self-contained page: `title` (HTML), the CSS rules one a line, then `body` (HTML);
+    nothing is fetched."""
+    rules = "\n".join(css)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+{rules}
+</style></head>
+<body>
+{body}
+</body></html>
+"""

@@ -1,0 +1,351 @@
+"""How sure a leaderboard is: an interval for each task score and for each Borda rank, and the
+groups of models whose order the data cannot tell apart.
+
+Two sources of noise are read from the result files behind a board:
+- the few-shot experiments: a classification or multilabel result holds each experiment's score
+  (mteb's `scores_per_experiment`: the draws of the training sample, or the folds); resampling
+  them says how much the task score owes to which clips were drawn;
+- the stability band of a maeb result (`maeb.run.stability.band`: how far the score moves when the
+  vectors move by the rounding another machine makes; maeb.run.stability).
+And one from the benchmark itself: which tasks it holds (resampling the tasks says how much a rank
+owes to the choice of tasks).
+
+Each bootstrap draw resamples the tasks with replacement (a task drawn twice counts twice), each
+cell's experiments with replacement (the cell's score moves by the resampled mean minus the mean)
+and adds a uniform draw within each cell's band, then counts Borda points exactly as the board
+does (mteb's rule: average ranks within a task, n_models - rank points, nothing for a missing
+task). A model's rank interval holds the central `level` share of its ranks over the draws; two
+neighbours on the board are told apart when the upper one has more points in at least `level` of
+the draws; a group is a run of neighbours none of which can be told from the next. The board's
+own ranks are not changed: this is reported beside them."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+SOURCES = ("tasks", "experiments", "bands")
+
+
+@dataclass
+class CellInterval:
+    """One model's score on one task with its interval (the score's own scale, 0-1)."""
+
+    value: float
+    low: float
+    high: float
+    experiments: int = 0  # experiments behind the interval (0: none recorded)
+    band: float | None = None  # the result's stability band, where recorded
+
+
+@dataclass
+class Uncertainty:
+    """The bootstrap of a leaderboard's ranks: each model's rank interval, which neighbours are told apart and the groups that are
+    not."""
+
+    draws: int
+    level: float
+    sources: tuple[str, ...]
+    seed: int
+    models: list[str]  # the board's rows, in its order
+    rank_low: dict[str, int] = field(default_factory=dict)
+    rank_high: dict[str, int] = field(default_factory=dict)
+    above_next: list[float] = field(default_factory=list)  # per neighbour pair: share of draws the upper one leads
+    groups: list[list[str]] = field(default_factory=list)
+    cells: dict[tuple[str, str], CellInterval] = field(default_factory=dict)
+
+    @property
+    def distinguishable(self) -> int:
+        """Neighbour pairs on the board whose order holds in at least `level` of the draws."""
+        return sum(share >= self.level for share in self.above_next)
+
+    def group_of(self, model: str) -> int:
+        """1-based number of the model's group, in board order."""
+        return next(i for i, group in enumerate(self.groups, 1) if model in group)
+
+    def rank_text(self, model: str) -> str:
+        """A model's rank interval as text: "3", or "2–5" when the draws disagree."""
+        low, high = self.rank_low[model], self.rank_high[model]
+        return str(low) if low == high else f"{low}–{high}"
+
+    def cell_text(self, model: str, task: str, value: float | None) -> str:
+        """A task score in %, with its band (±) and its few-shot interval ([low–high]) where
+        recorded; '' when missing."""
+        if value is None:
+            return ""
+        text = f"{100 * value:.1f}"
+        cell = self.cells.get((model, task))
+        if cell is not None and cell.band:
+            text += f" ±{100 * cell.band:.1f}"
+        if cell is not None and cell.experiments:
+            text += f" [{100 * cell.low:.1f}–{100 * cell.high:.1f}]"
+        return text
+
+    def summary(self) -> str:
+        """One line: how many neighbouring pairs are told apart, the number of groups, and how it was measured."""
+        pairs = len(self.above_next)
+        return (
+            f"{self.distinguishable} of {pairs} neighbouring rank pairs told apart, {len(self.groups)} "
+            f"group{'s' if len(self.groups) != 1 else ''} "
+            f"({self.draws} bootstrap draws over {', '.join(self.sources)}; {round(100 * self.level)}% level)"
+        )
+
+    def as_dict(self) -> dict:
+        """The uncertainty as a plain dict, for the leaderboard's JSON."""
+        return {
+            "draws": self.draws,
+            "level": self.level,
+            "sources": list(self.sources),
+            "seed": self.seed,
+            "distinguishable_neighbours": self.distinguishable,
+            "neighbour_pairs": len(self.above_next),
+            "groups": self.groups,
+            "models": {
+                m: {
+                    "rank_low": self.rank_low[m],
+                    "rank_high": self.rank_high[m],
+                    "group": self.group_of(m),
+                    "leads_next": None if i >= len(self.above_next) else round(self.above_next[i], 4),
+                }
+                for i, m in enumerate(self.models)
+            },
+            "cells": [
+                {
+                    "model": m,
+                    "task": t,
+                    "low": round(c.low, 6),
+                    "high": round(c.high, 6),
+                    "experiments": c.experiments,
+                    "band": c.band,
+                }
+                for (m, t), c in sorted(self.cells.items())
+            ],
+        }
+
+
+def ranks(values: np.ndarray, method: str = "average") -> np.ndarray:
+    """scipy's rankdata for 1-d floats ("average" or "min"; equal values tie exactly), without its
+    per-call overhead (a bootstrap ranks thousands of short columns)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    before = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    per_value = before + (counts + 1) / 2 if method == "average" else before + 1.0
+    return per_value[inverse]
+
+
+def borda_points(matrix: np.ndarray, lower_is_better: np.ndarray, n_models: int) -> np.ndarray:
+    """(models x tasks) points: within each task (column) the models with a score (not NaN) are
+    ranked, the best first, ties sharing their average rank; each earns n_models - rank; a missing
+    score earns 0. The board's points are the row sums (maeb.analysis.leaderboard.aggregate, mteb's rule)."""
+    out = np.zeros(matrix.shape)
+    for j in range(matrix.shape[1]):
+        column = matrix[:, j]
+        present = ~np.isnan(column)
+        if present.any():
+            sign = 1.0 if lower_is_better[j] else -1.0
+            out[present, j] = n_models - ranks(sign * column[present])
+    return out
+
+
+def experiments_of(entry: dict, metric: str | None) -> list[float]:
+    """The per-experiment values of an entry's main metric ([] when the entry records none)."""
+    rows = entry.get("scores_per_experiment")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return []
+    names = [metric, "main_score"] if metric else ["main_score"]
+    for name in names:
+        values = [r.get(name) for r in rows]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+            return [float(v) for v in values]
+    return []
+
+
+class _Files:
+    """Result files read once each (a board's scores name the file they came from)."""
+
+    def __init__(self):
+        self._data: dict[str, dict | None] = {}
+
+    def get(self, source: str) -> dict | None:
+        if source not in self._data:
+            data = None
+            if source.endswith(".json") and Path(source).is_file():
+                try:
+                    data = json.loads(Path(source).read_text(encoding="utf-8"))
+                except (OSError, json.JSONDecodeError):
+                    data = None
+            self._data[source] = data if isinstance(data, dict) else None
+        return self._data[source]
+
+
+def _entry(data: dict | None, split: str, subset: str) -> dict:
+    for entry in ((data or {}).get("scores") or {}).get(split) or []:
+        if isinstance(entry, dict) and entry.get("hf_subset", "default") == subset:
+            return entry
+    return {}
+
+
+def _band(data: dict | None) -> float | None:
+    record = ((data or {}).get("maeb") or {}).get("stability") or {}
+    band = record.get("band")
+    # a hand-edited or foreign file's negative band is no band (uniform(-b, b) needs b >= 0)
+    return float(band) if isinstance(band, (int, float)) and math.isfinite(band) and band >= 0 else None
+
+
+@dataclass
+class _Noise:
+    """What moves one cell: its combos' experiments (stacked by how many each has) and its band."""
+
+    combos: int  # (split, subset) scores averaged into the cell
+    stacks: list[np.ndarray]  # each (combos with k experiments, k)
+    band: float | None
+
+    @property
+    def experiments(self) -> int:
+        return sum(s.size for s in self.stacks)
+
+    def shift(self, rng: np.random.Generator) -> float:
+        """The cell's move when each combo's experiments are resampled with replacement."""
+        total = 0.0
+        for stack in self.stacks:
+            picks = rng.integers(0, stack.shape[1], size=stack.shape)
+            total += float((np.take_along_axis(stack, picks, axis=1).mean(axis=1) - stack.mean(axis=1)).sum())
+        return total / self.combos
+
+
+def _cell_noise(board, metric_of, files: _Files, extra: dict) -> dict[tuple[str, str], _Noise]:
+    """Per (model, task): the experiments and the band behind the board's value."""
+    out = {}
+    for (model, task), scores in board.cells.items():
+        by_size: dict[int, list[list[float]]] = {}
+        band = None
+        for s in scores:
+            data = files.get(s.source)
+            found = experiments_of(_entry(data, s.split, s.subset), metric_of(task))
+            if not found:
+                found = extra.get((model, s.revision, task, s.split, s.subset), [])
+            if found:
+                by_size.setdefault(len(found), []).append(found)
+            b = _band(data)
+            band = b if band is None or (b is not None and b > band) else band
+        if by_size or band:
+            out[(model, task)] = _Noise(len(scores), [np.array(v) for _, v in sorted(by_size.items())], band)
+    return out
+
+
+def experiment_index(paths: Iterable[Path]) -> dict[tuple, list[float]]:
+    """(model, revision, task, split, subset) -> per-experiment main scores, from result files
+    under the given folders (a board read from main_scores.csv lacks them; raw files beside it
+    may hold them)."""
+    from ..results.read import model_and_revision
+
+    out = {}
+    for root in map(Path, paths):
+        files = [root] if root.is_file() else sorted(root.rglob("*.json")) if root.is_dir() else []
+        for path in files:
+            if path.suffix != ".json" or path.name == "model_meta.json":
+                continue
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            if not isinstance(data, dict) or not isinstance(data.get("scores"), dict):
+                continue
+            model, revision = model_and_revision(path)
+            task = data.get("task_name", path.stem)
+            for split, entries in data["scores"].items():
+                for entry in entries if isinstance(entries, list) else []:
+                    if isinstance(entry, dict):
+                        values = experiments_of(entry, None)
+                        if values:
+                            out[(model, revision, task, split, entry.get("hf_subset", "default"))] = values
+    return out
+
+
+def min_draws(level: float = 0.95) -> int:
+    """The fewest draws whose central `level` interval is not just the lowest and highest draw
+    (each tail must hold at least one draw: 40 at 95%); fewer would tell ranks apart by chance."""
+    return math.ceil(2 / (1 - level) - 1e-9)
+
+
+def compute(
+    board,
+    draws: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+    sources: Iterable[str] = SOURCES,
+    extra_results: Iterable[Path] = (),
+) -> Uncertainty:
+    """The board's uncertainty (see the module's docstring); extra_results: result folders whose
+    files give experiments to cells the board read from a CSV."""
+    asked = set(sources)
+    sources = tuple(s for s in SOURCES if s in asked)
+    if asked - set(SOURCES) or not 0 < level < 1:
+        raise ValueError(f"sources must be among {SOURCES}, level in (0, 1)")
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < min_draws(level):
+        raise ValueError(f"draws must be a whole number, at least {min_draws(level)} for a {level:.0%} interval, not {draws!r}")
+    rows = [r.model for r in board.rows]
+    tasks = [t.name for t in board.tasks]
+    voters = sorted({m for per in board.partial.values() for m in per} | set(rows))
+    index = {m: i for i, m in enumerate(voters)}
+    matrix = np.full((len(voters), len(tasks)), np.nan)
+    for j, task in enumerate(tasks):
+        for model, value in board.partial.get(task, {}).items():
+            matrix[index[model], j] = value
+    lower = np.array([t.lower_is_better for t in board.tasks], dtype=bool)
+    n_models = len(rows)
+    base = borda_points(matrix, lower, n_models)
+    metric = {t.name: t.main_score for t in board.tasks}
+    noise = _cell_noise(board, metric.get, _Files(), experiment_index(extra_results) if extra_results else {})
+
+    rng = np.random.default_rng(seed)
+    ranked = np.array([index[m] for m in rows], dtype=int)
+    points = np.zeros((draws, len(rows)))
+    ranked_draws = np.zeros((draws, len(rows)), dtype=int)
+    cell_draws: dict[tuple[str, str], list[float]] = {key: [] for key in noise}
+    col_of = {t: j for j, t in enumerate(tasks)}
+    for b in range(draws):
+        columns = base
+        if noise and ("experiments" in sources or "bands" in sources):
+            moved = matrix.copy()
+            for (model, task), cell in noise.items():
+                shift = cell.shift(rng) if "experiments" in sources and cell.stacks else 0.0
+                if "bands" in sources and cell.band:
+                    shift += float(rng.uniform(-cell.band, cell.band))
+                i, j = index[model], col_of[task]
+                moved[i, j] = matrix[i, j] + shift
+                cell_draws[(model, task)].append(moved[i, j])
+            touched = sorted({col_of[t] for _, t in noise})
+            columns = base.copy()
+            columns[:, touched] = borda_points(moved[:, touched], lower[touched], n_models)
+        weights = rng.multinomial(len(tasks), np.full(len(tasks), 1 / len(tasks))) if "tasks" in sources else np.ones(len(tasks))
+        total = columns[ranked] @ weights
+        points[b] = total
+        ranked_draws[b] = ranks(-total, "min")
+
+    tail = (1 - level) / 2
+    out = Uncertainty(draws, level, sources, seed, rows)
+    for k, model in enumerate(rows):
+        out.rank_low[model] = int(np.quantile(ranked_draws[:, k], tail, method="lower"))
+        out.rank_high[model] = int(np.quantile(ranked_draws[:, k], 1 - tail, method="higher"))
+    out.above_next = [float(np.mean(points[:, k] > points[:, k + 1])) for k in range(len(rows) - 1)]
+    groups = [[rows[0]]] if rows else []
+    for k in range(1, len(rows)):
+        if out.above_next[k - 1] >= level:
+            groups.append([rows[k]])
+        else:
+            groups[-1].append(rows[k])
+    out.groups = groups
+    for (model, task), cell in noise.items():
+        value = matrix[index[model], col_of[task]]
+        values = cell_draws[(model, task)] if cell.stacks and "experiments" in sources else []
+        band = cell.band or 0.0
+        low, high = np.quantile(values, [tail, 1 - tail]) if values else (value - band, value + band)
+        out.cells[(model, task)] = CellInterval(
+            float(value), float(low), float(high), cell.experiments if values else 0, cell.band
+        )
+    return out

@@ -1,0 +1,207 @@
+"""The README's main job: build MAEB-lite (or reuse the build), evaluate the offline models and the
+MFCC baseline on it, print the leaderboard and write results and leaderboard files."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from ...analysis.report import render, to_markdown, to_markdown_by_task
+from ...core.context import LOGGER
+from ...engine.cache import default_cache_dir
+from ...results.write import write_text_atomic
+from ...run.options import RunOptions
+from ...run.runner import run
+from ...spec import catalog
+from . import under_cache
+from .build import build
+
+MODELS = [
+    "maeb/mfcc-stats",
+    "google/speech-embedding",
+    "resemble-ai/resemblyzer",
+    "openai/whisper-tiny.en-clipwindow",
+    "maeb/whisper-tiny.en-minilm-transcript-clipwindow",
+]
+
+
+def _log(message: str) -> None:
+    LOGGER.info(message)
+
+
+def evaluate(
+    models: list[str],
+    output_dir: Path,
+    cache_dir: Path,
+    show_progress: bool,
+    lite_dir: Path | None = None,
+    tasks: list[str] | None = None,
+    stability_replays: int | None = None,
+    debug: bool = False,
+) -> dict[str, float]:
+    """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model. debug:
+    unexpected errors raise with their traceback (RunOptions.debug)."""
+    from ...core.errors import MaebError, MissingPackage
+
+    specs = lite_specs(tasks)
+    seconds, skipped = {}, {}
+    for name in models:
+        meta = catalog.find_model(name)
+        started = time.perf_counter()
+        _log(f"== {meta.name}")
+        cfg = RunOptions(
+            output_dir=output_dir,
+            cache_dir=cache_dir,
+            show_progress=show_progress,
+            strict_modalities=False,
+            lite_dir=lite_dir,
+            debug=debug,
+        )
+        if stability_replays is not None:
+            cfg = replace(cfg, stability_replays=stability_replays)
+        try:
+            run(meta, specs, cfg, log=_log)
+        except MissingPackage as exc:  # one model's optional package must not stop the others
+            skipped[meta.name] = str(exc)
+            _log(f"{meta.name}: skipped: {exc}")
+            continue
+        seconds[meta.name] = round(time.perf_counter() - started, 1)
+    if skipped:
+        _log(f"skipped {len(skipped)} of {len(models)} models for missing packages: {', '.join(skipped)} (see above)")
+        if not seconds:
+            raise MaebError("every model was skipped for missing packages: " + "; ".join(skipped.values()))
+    return seconds
+
+
+def lite_specs(tasks: list[str] | None = None) -> list:
+    """MAEB-lite's task specs, or those of `tasks` (names of its tasks; another name is an error)."""
+    from ...core.errors import MaebError
+
+    specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
+    if tasks is None:
+        return specs
+    by_name = {s.name.lower(): s for s in specs}
+    unknown = [t for t in tasks if t.lower() not in by_name]
+    if unknown:
+        raise MaebError(f"--tasks: {', '.join(unknown)} not in MAEB-lite; its tasks: {', '.join(s.name for s in specs)}")
+    return [by_name[t.lower()] for t in tasks]
+
+
+def leaderboard(output_dir: Path) -> str:
+    """Write MAEB-lite's leaderboard (html, json, csv, with rank intervals) into `output_dir` and return it as Markdown."""
+    from ...analysis.leaderboard import load_board
+    from ...analysis.uncertainty import compute
+
+    board, problems = load_board([output_dir], "MAEB-lite", {})
+    # each cell's stability band, and the ranks' intervals over the tasks and the bands
+    board.uncertainty = compute(board, sources=("tasks", "bands")) if board.rows else None
+    for fmt, name in (("html", "leaderboard.html"), ("json", "leaderboard.json"), ("csv", "leaderboard.csv")):
+        write_text_atomic(output_dir / name, render(board, fmt))
+    text = to_markdown(board, per_task=False) + "\n" + to_markdown_by_task(board)
+    write_text_atomic(output_dir / "leaderboard.md", text)
+    return text
+
+
+def reference_dir() -> Path:
+    """The committed reference run (results/maeb-lite in a checkout, packaged with maeb)."""
+    return catalog.catalog_dir("results") / "maeb-lite"
+
+
+def main(
+    folder: Path | None,
+    seed: int,
+    models: list[str] | None,
+    output_dir: Path,
+    cache_dir: Path | None,
+    force: bool,
+    show_progress: bool,
+    build_only: bool = False,
+    check: bool = False,
+    reference: Path | None = None,
+    tolerance: float = 1e-6,
+    tasks: list[str] | None = None,
+    stability_replays: int | None = None,
+    debug: bool = False,
+) -> int:
+    """`maeb lite`: build the synthetic data if needed, run the models on the MAEB-lite tasks, write the leaderboard, and with
+    `check` compare against the reference results."""
+    started = time.perf_counter()
+    cache_dir = Path(cache_dir or default_cache_dir())
+    folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)
+    options = {"tasks": tasks, "stability_replays": stability_replays, "debug": debug}
+    return _main(
+        folder,
+        seed,
+        models,
+        output_dir,
+        cache_dir,
+        force,
+        show_progress,
+        build_only,
+        check,
+        reference,
+        tolerance,
+        started,
+        options,
+    )
+
+
+def _check_reference(reference: Path, tolerance: float) -> None:
+    """What --check compares with, before anything runs: a reference without result files would
+    fail every cell as 'not in the reference' after the whole run, a negative or NaN tolerance every number."""
+    from ...core.errors import MaebError
+
+    if not any(p.name != "model_meta.json" for p in reference.glob("*/*/*.json")):
+        raise MaebError(
+            f"--reference {reference} holds no result files (ORG__MODEL/REVISION/TASK.json); point it at a MAEB-lite run's folder"
+        )
+    if not (isinstance(tolerance, (int, float)) and 0 <= tolerance < math.inf):
+        raise MaebError(f"--tolerance must be a number, 0 or more, not {tolerance!r}")
+
+
+def _main(
+    folder, seed, models, output_dir, cache_dir, force, show_progress, build_only, check, reference, tolerance, started, options
+) -> int:
+    reference = Path(reference or reference_dir())
+    if check and not build_only:
+        _check_reference(reference, tolerance)
+    manifest = build(folder, seed=seed, force=force, log=_log)
+    if build_only:
+        return 0
+    if Path(output_dir).resolve() == reference.resolve():
+        from ...core.errors import MaebError
+
+        raise MaebError(f"--output-dir {output_dir} is the reference run; write the run elsewhere (default runs/maeb-lite)")
+    t_build = time.perf_counter() - started
+    specs = lite_specs(options["tasks"])  # a wrong task name fails before anything runs
+    names = [catalog.find_model(m).name for m in models or MODELS]
+    seconds = evaluate(
+        names,
+        Path(output_dir),
+        cache_dir,
+        show_progress,
+        folder,
+        options["tasks"],
+        options["stability_replays"],
+        options["debug"],
+    )
+    text = leaderboard(Path(output_dir))
+    print(text)
+    total = time.perf_counter() - started
+    clips = sum(manifest["clips"].values())
+    _log(
+        f"MAEB-lite: {clips} clips; data {t_build:.0f} s, models {', '.join(f'{k} {v} s' for k, v in seconds.items())}; total {total:.0f} s"
+    )
+    _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}")
+    if check:
+        from .check import compare, report
+
+        # only the cells this command ran: other models' or tasks' cells do not count as missing
+        ran_models = None if models is None else names
+        ran_tasks = None if options["tasks"] is None else [s.name for s in specs]
+        cells = compare(reference, Path(output_dir), tolerance, ran_models, ran_tasks)
+        print(report(cells, tolerance), end="")
+        return 0 if all(c.agrees for c in cells) else 1
+    return 0

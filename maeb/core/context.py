@@ -1,0 +1,74 @@
+"""What a run hands every step explicitly: where caches live, the device, how to report progress
+and notices, the LLM judge, and where MAEB-lite's data is. Nothing travels through environment
+variables or attributes set from outside."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .progress import Progress
+
+LOGGER = logging.getLogger("maeb")
+
+
+class StderrHandler(logging.Handler):
+    """Notices as plain lines on whatever sys.stderr is when they are written (the command line
+    installs it; a library user configures logging as they like)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        import sys
+
+        try:
+            prefix = "warning: " if record.levelno >= logging.WARNING else ""
+            print(prefix + self.format(record), file=sys.stderr, flush=True)
+        except Exception:
+            self.handleError(record)
+
+
+def log_to_stderr(level: int = logging.INFO) -> None:
+    """Print the maeb logger's notices on stderr from `level` up (the command line does this once)."""
+    if not any(isinstance(h, StderrHandler) for h in LOGGER.handlers):
+        LOGGER.addHandler(StderrHandler())
+    LOGGER.setLevel(level)
+    LOGGER.propagate = False
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every step of a run is handed: the cache folder, device, progress, logger, judge and
+    the data folders of MAEB-lite and MMAG-lite (maeb.run.options.context_of builds it from the options)."""
+
+    cache_dir: Path
+    device: str = "cpu"
+    progress: Progress = field(default_factory=lambda: Progress("off"))
+    logger: logging.Logger = LOGGER
+    judge: object | None = None  # a maeb.encoders.chat.Judge for judge-scored task types
+    lite_dir: Path | None = None  # where a spec's ${MAEB_LITE_DIR} points (None: under the cache folder)
+    mmag_lite_dir: Path | None = None  # where a spec's ${MMAG_LITE_DIR} points (None: under the cache folder)
+
+    def log(self, message: str) -> None:
+        """A notice of the run (the logger at INFO)."""
+        self.logger.info(message)
+
+    def data_cache(self, *parts: str) -> Path:
+        """A folder under the cache for data (unpacked shards, dataset tables, checkpoints)."""
+        return Path(self.cache_dir).joinpath(*parts)
+
+    def variables(self) -> dict[str, str]:
+        """Values of the variables a spec's data.path may name."""
+        from ..benchmarks.lite import under_cache
+        from ..benchmarks.mmag_lite import default_dir as mmag_lite_dir
+
+        return {
+            "MAEB_LITE_DIR": str(self.lite_dir or under_cache(Path(self.cache_dir))),
+            "MMAG_LITE_DIR": str(self.mmag_lite_dir or mmag_lite_dir(Path(self.cache_dir))),
+        }
+
+
+def default_context() -> RunContext:
+    """A context for library calls made without one: the default cache folder, CPU, no progress."""
+    from ..engine.cache import default_cache_dir
+
+    return RunContext(cache_dir=default_cache_dir())

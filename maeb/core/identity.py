@@ -1,0 +1,292 @@
+"""Identities computed from everything that can change a vector or a score, so that a cache entry
+or a result file is never reused for a run it does not describe.
+
+- encoder identity (keys the embedding cache): model name, revision and family, the entry's options
+  merged with --option overrides (a local weights path also by its content), the wrapper's
+  config(), the audio pipeline (decoder, resampler, cut rule), the protocol, the versions of the
+  packages the family runs on, and the device type.
+- run identity (keys a result file): the declared part of the encoder identity (everything known
+  without loading the model), the task's data, transforms, derivation and protocol parameters, and
+  the evaluator version. A result whose run identity differs is not skipped: the run stops and
+  names what changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, is_dataclass
+from importlib import metadata
+from pathlib import Path
+
+# bump when decoding, resampling or cutting changes the arrays an encoder receives
+PIPELINE_VERSION = 2
+# bump when an evaluator changes a score for the same vectors
+EVALUATOR_VERSION = 2
+
+# options that are local paths to weights; their content joins the identity
+PATH_OPTIONS = ("path", "weights_path", "checkpoint", "text_path")
+
+
+def digest(value, size: int = 16) -> str:
+    """A short sha256 hex digest of a JSON-able value (keys sorted), for cache and experiment identities."""
+    blob = json.dumps(value, sort_keys=True, default=_plain, ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()[:size]
+
+
+def _plain(value):
+    if is_dataclass(value):
+        return asdict(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if isinstance(value, Path):
+        return str(value)
+    return str(value)
+
+
+def versions(packages) -> dict[str, str]:
+    """The installed version of each named package ("not installed" when absent), for the result file."""
+    out = {}
+    for name in packages:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+_fingerprint_lock = threading.Lock()
+_fingerprints: dict[str, str] = {}  # "path\0size\0mtime" -> blake2b of the file
+
+
+def path_fingerprint(path: str, memo_dir: Path | None = None) -> dict:
+    """A local file or folder of weights by content: a fine-tuned checkpoint at another path, or
+    new weights written over the same path, gets another identity. Each file's hash is remembered
+    per (path, size, mtime) for the life of the process, and in memo_dir (the run's cache folder)
+    across runs, so a job per task does not reread a 15 GB checkpoint to name it."""
+    target = Path(os.path.expanduser(str(path)))
+    if not target.exists():
+        return {"path": str(path), "content": "missing"}
+    files = [target] if target.is_file() else sorted(p for p in target.rglob("*") if p.is_file())
+    h = hashlib.blake2b(digest_size=16)
+    for file in files:
+        rel = file.name if target.is_file() else str(file.relative_to(target))
+        h.update(f"{rel}\0{_file_hash(file, memo_dir)}\0".encode())
+    return {"path": str(target.resolve()), "content": h.hexdigest()}
+
+
+def _file_hash(file: Path, memo_dir: Path | None) -> str:
+    stat = file.stat()
+    key = f"{file.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
+    with _fingerprint_lock:
+        known = _fingerprints.get(key)
+    if known is None and memo_dir is not None:
+        known = _memo_get(memo_dir, key)
+    if known is None:
+        digest = hashlib.blake2b(digest_size=16)
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        known = digest.hexdigest()
+        if memo_dir is not None:
+            _memo_put(memo_dir, key, known)
+    with _fingerprint_lock:
+        _fingerprints[key] = known
+    return known
+
+
+def _memo_db(memo_dir: Path):
+    import sqlite3
+
+    Path(memo_dir).mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(Path(memo_dir) / "file-hashes.sqlite", timeout=30)
+    db.execute("CREATE TABLE IF NOT EXISTS hashes (key TEXT PRIMARY KEY, hash TEXT NOT NULL)")
+    return db
+
+
+def _memo_get(memo_dir: Path, key: str) -> str | None:
+    """A remembered hash, or None (also when the memo cannot be read: the file is then hashed)."""
+    import sqlite3
+
+    try:
+        db = _memo_db(memo_dir)
+        try:
+            row = db.execute("SELECT hash FROM hashes WHERE key = ?", (key,)).fetchone()
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        return None
+    return row[0] if row and len(row[0]) == 32 else None
+
+
+def _memo_put(memo_dir: Path, key: str, value: str) -> None:
+    import sqlite3
+
+    try:
+        db = _memo_db(memo_dir)
+        try:
+            with db:
+                db.execute("INSERT OR REPLACE INTO hashes VALUES (?, ?)", (key, value))
+        finally:
+            db.close()
+    except (sqlite3.Error, OSError):
+        pass  # a read-only or full cache folder: the hash is only not remembered
+
+
+METADATA_SUFFIXES = {".csv", ".tsv", ".json", ".jsonl", ".txt", ".toml", ".yaml", ".yml"}
+
+
+def folder_content(folder: str | Path, small: int = 64 << 20) -> str:
+    """A local dataset folder by its relative file names and sizes, and the full content of its
+    metadata files: moving or copying the folder keeps the signature, editing its metadata or
+    replacing a clip by one of another size changes it (the result's input fingerprint, computed
+    from every clip's bytes, tells the rest)."""
+    root = Path(folder)
+    h = hashlib.blake2b(digest_size=16)
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = file.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        size = file.stat().st_size
+        h.update(f"{rel}\0{size}\0".encode())
+        if file.suffix.lower() in METADATA_SUFFIXES and size <= small:
+            h.update(file.read_bytes())
+    return h.hexdigest()
+
+
+def merged_options(meta, overrides: Mapping) -> dict:
+    """The model's registered options with the run's overrides on top."""
+    return {**meta.options, **dict(overrides)}
+
+
+def experiment_settings(
+    meta,
+    overrides: Mapping,
+    protocol: str,
+    default_protocol: str,
+    resampler: str | None = None,
+    call_batch_size: int | None = None,
+    perturbation: str | None = None,
+    window: str | None = None,
+) -> dict:
+    """The settings of a run that differ from the registered entry (results go to mteb's
+    experiments folder under them): changed options (--precision arrives as the dtype option), a
+    weights path by name and content, a protocol other than the default, a resampler other than
+    the protocol's, a batch size other than mteb's for families batched in call order, and a
+    perturbation chain (its canonical string), so a perturbed result never sits where the clean
+    one does, and a long-audio window policy (maeb.audio.windows) other than the head cut."""
+    out: dict[str, object] = {}
+    for key, value in sorted(dict(overrides).items()):
+        if meta.options.get(key) == value:
+            continue
+        if key in PATH_OPTIONS and value:
+            shown = path_fingerprint(value)
+            out[key] = f"{Path(shown['path']).name}@{str(shown['content'])[:8]}"
+        else:
+            out[key] = value
+    if protocol != default_protocol:
+        out["protocol"] = protocol
+    if resampler:
+        out["resampler"] = resampler
+    if call_batch_size:
+        out["call_batch_size"] = call_batch_size
+    if perturbation:
+        out["perturb"] = perturbation
+    if window:
+        out["long_audio"] = window
+    return out
+
+
+def declared_identity(
+    meta,
+    options: Mapping,
+    protocol: str,
+    resampler: str | None = None,
+    call_batch_size: int | None = None,
+    memo_dir: Path | None = None,
+) -> dict:
+    """What is known about an encoder without loading it (resampler: None for the protocol's own;
+    call_batch_size: None for mteb's batches of the families batched in call order)."""
+    shown = {}
+    for key, value in sorted(options.items()):
+        shown[key] = path_fingerprint(value, memo_dir) if key in PATH_OPTIONS and value else value
+    return {
+        "name": meta.name,
+        "revision": str(meta.revision),
+        "family": meta.family,
+        "options": shown,
+        "protocol": protocol,
+        **({"resampler": resampler} if resampler else {}),
+        **({"call_batch_size": call_batch_size} if call_batch_size else {}),
+        "pipeline": PIPELINE_VERSION,
+    }
+
+
+def encoder_identity(declared: dict, encoder, policy, device: str) -> dict:
+    """The embedding cache's key: the declared identity plus what the loaded wrapper reports."""
+    config = encoder.config() if callable(getattr(encoder, "config", None)) else {}
+    software = ("numpy", "soundfile", "soxr", *getattr(encoder, "software", ()))
+    return {
+        **declared,
+        "config": config,
+        "audio": None if policy is None else policy.describe(),
+        "software": versions(dict.fromkeys(software)),
+        "device": str(device).split(":")[0],
+    }
+
+
+def task_identity(spec, variables: dict | None = None) -> dict:
+    """Everything in a task spec that decides its data and score (not its descriptions)."""
+    data = {k: v for k, v in asdict(spec.data).items() if k != "base"}
+    location = spec.data.location(variables)
+    if Path(location).is_dir():
+        data["path"] = Path(location).name  # where a folder lies does not change a score; its content does
+        data["content"] = folder_content(location)
+    return {
+        "name": spec.name,
+        "type": spec.type,
+        "main_score": spec.main_score,
+        "data": data,
+        "transforms": spec.transforms,
+        "derive": spec.derive,
+        "protocol": spec.protocol,
+    }
+
+
+def run_identity(
+    declared: dict, spec, variables: dict | None = None, perturbation: str | None = None, window: str | None = None
+) -> dict:
+    """perturbation: the canonical string of a maeb.audio.perturb chain (absent for a clean run, whose
+    identity is unchanged by the robustness axis); window: a maeb.audio.windows policy other than the
+    head cut, likewise."""
+    task = task_identity(spec, variables)
+    base = {"encoder": declared, "task": task, "evaluator": EVALUATOR_VERSION}
+    if perturbation:
+        base["perturbation"] = perturbation
+    if window:
+        base["window"] = window
+    return {**base, "hash": digest(base)}
+
+
+def differences(old: dict | None, new: dict, prefix: str = "") -> list[str]:
+    """Readable list of what differs between two recorded identities."""
+    if not isinstance(old, dict):
+        return [f"{prefix or 'identity'}: not recorded in the existing file"]
+    out = []
+    for key in sorted(set(old) | set(new)):
+        if key == "hash":
+            continue
+        where = f"{prefix}.{key}" if prefix else key
+        a, b = old.get(key, "<absent>"), new.get(key, "<absent>")
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += differences(a, b, where)
+        elif json.dumps(a, sort_keys=True, default=str) != json.dumps(b, sort_keys=True, default=str):
+            out.append(f"{where}: {_short(a)} -> {_short(b)}")
+    return out
+
+
+def _short(value) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,612 @@
+"""The same run on a Ray cluster (`maeb run ... --ray [ADDRESS]`), with the plain run's results.
+
+Design. The driver (the process that runs the command) plans: a task whose result file is done is
+not scheduled; of the others, the unique clips of the evaluation splits that are not in the cache
+are cut into shards. Each worker is a Ray actor that loads the model once (one GPU each on cuda,
+one CPU otherwise, the model entry's memory when it declares one) and embeds shard after shard;
+it keeps its vectors in a cache file of its own on its node and returns them (maeb.run.rayworker).
+The driver is the one writer of the run's SQLite cache: it commits each returned shard in one
+transaction. Then it evaluates each task with the plain runner (maeb.run.runner.run, one task at a
+time) over a stand-in for the model (RemoteEncoder): every vector the evaluator asks for is read
+from the cache the shards filled, and what no shard held (texts, the few-shot draws of a training
+split, families batched in call order, whose vectors depend on their batch-mates and which are
+therefore never split: each mteb batch is sent whole, in call order) is computed by a worker, one
+call at a time, exactly as the plain path batches it. So the evaluator, the result file and its
+atomic write are the plain run's own code, run where the vectors are, and the scores are equal bit
+for bit. This was chosen over merging per-worker SQLite shards into the cache because it needs no
+file system shared by the workers' caches and the driver, and no second writer can exist. The
+cache's claims are not relied on inside a run (the driver schedules each clip once); they still
+keep the driver's own leftover embedding from racing another run on the same cache.
+
+Faults. Workers are restarted by Ray and their shard retried (max_restarts, max_task_retries); a
+worker that cannot come back gives its shard to another. A task that fails (a bad clip, a broken
+spec or data) fails alone, with its one-line message, and the run goes on; the summary lists it.
+Ctrl-C cancels the queued shards, kills the workers and re-raises: the cache only ever holds
+committed shards and result files are written atomically, so the same command resumes."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .. import tasktypes
+from ..audio.pipeline import AudioRef
+from ..core.errors import MaebError, ModelError
+from ..data import hub
+from ..encoders import ModelMeta, has_audio
+from ..spec.loader import load_task
+from ..spec.taskspec import TaskSpec
+from .options import ResolvedRun, RunOptions, check_ray, resolve
+from .rayworker import MaebWorker, RemoteEncoder
+from .runner import RunSummary, TaskResult, _accumulate, _missing_side, build_embedder, fail_task, plan, prepare_offline_data, run
+
+SHARD_CLIPS = 256  # clips per shard: a killed worker loses at most this much work
+IN_FLIGHT = 2  # shards queued per worker, so none idles while the driver takes a result
+MAX_RESTARTS = 3
+LOCAL_OBJECT_STORE = 256 * 1024 * 1024  # bytes; vectors and batches are small, keep a laptop's memory free
+
+
+@dataclass
+class WorkerTime:
+    """One Ray worker's account: where it ran, its seconds loading, embedding and in all, and its counts."""
+
+    where: str
+    load: float
+    embed: float
+    wall: float
+    clips: int
+    shards: int
+    calls: int
+
+    @property
+    def idle(self) -> float:
+        """Seconds neither loading nor embedding (waiting for the driver)."""
+        return max(0.0, self.wall - self.load - self.embed)
+
+    def line(self) -> str:
+        """The worker's one line in the run's closing report."""
+        return (
+            f"{self.where}: load {self.load:.1f} s, embed {self.embed:.1f} s, idle {self.idle:.1f} s; "
+            f"{self.clips} clips in {self.shards} shards, {self.calls} calls from the driver"
+        )
+
+
+@dataclass
+class RaySummary(RunSummary):
+    """A Ray run's RunSummary, with each worker's account and the shards scheduled."""
+
+    workers: list[WorkerTime] = field(default_factory=list)
+    shards: int = 0  # shards scheduled (0: the run found everything cached or done)
+
+
+@dataclass
+class _Task:
+    spec: TaskSpec
+    hours: float
+    left: int = 0  # shards not yet committed
+    clips: int = 0  # clips in its shards
+    failed: str | None = None
+    ready: threading.Event = field(default_factory=threading.Event)
+
+
+@hub.in_session
+def run_on_ray(
+    meta: ModelMeta,
+    specs: list[TaskSpec],
+    options: RunOptions | ResolvedRun,
+    address: str | None = None,
+    log=None,
+    workers: int | None = None,
+    shard_clips: int = SHARD_CLIPS,
+) -> RaySummary:
+    """maeb.run.runner.run on a Ray cluster at `address` (None or "local": a local instance, or the
+    one this process is already connected to) with `workers` model workers (default: one per GPU
+    on cuda, one per CPU otherwise). A task that fails stops the run under raise_error, else
+    it is in the summary's `failed` and the others run, as in maeb.run.runner.run."""
+    require_ray()
+    if isinstance(options, ResolvedRun):
+        job = options
+        check_ray(job.options, job.window)
+    else:
+        job = resolve(meta, options, ray=True)
+    cfg, ctx = job.options, job.ctx
+    started = time.perf_counter()
+    log = log or ctx.log
+    summary = RaySummary()
+    # workers load the model in cfg.precision; the driver's runner gets the dtype as an option
+    # (the same identity), since it never loads the model itself
+    local = resolve(meta, replace(cfg, precision=None, options=job.overrides), ctx=ctx)
+    prepare_offline_data(specs, ctx, log)
+    done, pending = [], []
+    for spec in specs:
+        try:
+            row = plan(meta, [spec], job)[0]
+        except MaebError as exc:
+            fail_task(summary, spec.name, exc, cfg.raise_error, log)
+            continue
+        if row["done"] is True and not cfg.overwrite:
+            done.append(spec)
+        else:
+            pending.append(_Task(spec, float(row["hours"] or 0.0)))
+    results: dict[str, TaskResult] = {}
+    if done:  # every one is done: run() reads the results and loads nothing
+        _merge(summary, run(meta, done, local, log), results)
+    if pending:
+        _run_pending(meta, pending, job, local, address, workers, shard_clips, summary, results, log)
+    summary.results = [results[s.name] for s in specs if s.name in results]
+    summary.wall_seconds = time.perf_counter() - started
+    return summary
+
+
+def require_ray() -> None:
+    """Ray is an optional package (maeb's `ray` extra): its absence is one line, before any work."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        from ..core.errors import MissingPackage
+
+        raise MissingPackage(
+            "--ray needs the package 'ray', which is not installed here; install it with `pip install 'maeb[ray]'`"
+        )
+
+
+def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, workers, shard_clips, summary, results, log) -> None:
+    import ray
+
+    cfg, ctx = job.options, job.ctx
+    own = _connect(ray, address, workers)
+    pool = None
+    try:
+        count = workers or _default_workers(ray, cfg, local=address in (None, "local"))
+        pool = _Pool(ray, meta, job, count, log, outside_paths(meta, [t.spec for t in tasks]))
+        described = pool.first()
+        remote = RemoteEncoder(described, pool.send)
+        main = build_embedder(local, remote)
+        pool.expected = main.cache.identity
+        pool.check(described)
+        feeder = _Feeder(pool, tasks, main, meta, ctx, shard_clips, log)
+        feeder.start()
+        bars = _Bars(ctx.progress, summary, tasks)
+        try:
+            for task in tasks:
+                while not task.ready.wait(0.5):
+                    pass
+                if task.failed:
+                    fail_task(summary, task.spec.name, task.failed, cfg.raise_error, log)
+                else:
+                    try:
+                        part = run(meta, [task.spec], local, log, encoder=remote, amend=_labeller(task, cfg))
+                    except MaebError as exc:  # raised outside the task's evaluation (or under raise_error)
+                        fail_task(summary, task.spec.name, exc, cfg.raise_error, log)
+                    else:
+                        _merge(summary, part, results)
+                bars.task_done(task)
+            feeder.join()
+        finally:
+            feeder.stop.set()
+            feeder.join(timeout=30)
+            main.cache.close()
+            bars.close()
+        summary.shards = feeder.shards
+        _add_shard_stats(summary, feeder.stats)
+        summary.workers = pool.times()
+        for worker in summary.workers:
+            log(worker.line())
+    except KeyboardInterrupt:
+        log("interrupted: the queued shards are cancelled and the workers stopped; committed vectors and results are kept")
+        if pool is not None:
+            pool.close(wait=3.0)  # the queued shards are cancelled; a running one is not waited for long
+        raise
+    finally:
+        if pool is not None:
+            pool.close()
+        if own:
+            ray.shutdown()
+
+
+def outside_paths(meta: ModelMeta, specs: list[TaskSpec]) -> tuple[str, ...]:
+    """The import folders of the run's modules from outside the package (a `module:Class` family or
+    task type), as the driver found them: a worker adds them to its sys.path, so it imports the same
+    module the driver did wherever the run was started (on a cluster, the folders must exist on each
+    node: a shared file system, or the module installed there)."""
+    import importlib.util
+
+    names = [x.split(":", 1)[0] for x in (meta.family, *(s.type for s in specs)) if ":" in x]
+    out = []
+    for name in dict.fromkeys(names):
+        if name == "maeb" or name.startswith("maeb."):
+            continue
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None or not found.origin or not Path(found.origin).is_file():
+            continue  # (the worker's own error names the module and what to do)
+        origin = Path(found.origin).resolve()
+        depth = name.count(".") + (1 if origin.name == "__init__.py" else 0)  # pkg.mod lives two folders down
+        out.append(str(origin.parents[depth]))
+    return tuple(dict.fromkeys(out))
+
+
+def _connect(ray, address: str | None, workers: int | None) -> bool:
+    """Connect to the cluster (or start a local one); True when this call started Ray."""
+    if ray.is_initialized():
+        return False
+    if address in (None, "local"):
+        ray.init(
+            num_cpus=max(os.cpu_count() or 1, workers or 0),
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",  # a local instance serves this machine only
+            object_store_memory=LOCAL_OBJECT_STORE,
+            log_to_driver=True,
+        )
+    else:
+        try:
+            ray.init(address=address, log_to_driver=True)
+        except ConnectionError as exc:
+            raise MaebError(f"cannot reach the Ray cluster at {address} ({exc}); start it with `ray start --head`") from None
+    return True
+
+
+def _default_workers(ray, cfg: RunOptions, local: bool) -> int:
+    """One worker per GPU on cuda; on CPU one per CPU, less one on a local instance: the driver
+    evaluates there too, and an evaluator's OpenMP threads (k-means) slow down tenfold when every
+    core is taken by a worker (measured on 2 cores, scripts/bench_ray.py)."""
+    resources = ray.cluster_resources()
+    if cfg.device == "cuda":
+        return max(1, int(resources.get("GPU", 1)))
+    return max(1, int(resources.get("CPU", 1)) - (1 if local else 0))
+
+
+class _Pool:
+    """The model workers: which are ready, what each has in flight, and one call at a time for
+    the driver's stand-in encoder (sent to the least busy worker)."""
+
+    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log, paths: tuple[str, ...] = ()):
+        self.ray, self.meta, self.log = ray, meta, log
+        options = {"num_cpus": 1, "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
+        if job.options.device == "cuda":
+            options["num_gpus"] = 1
+        if meta.memory_usage_mb:
+            options["memory"] = int(meta.memory_usage_mb * 1024 * 1024)
+        actor = ray.remote(MaebWorker).options(**options)
+        run_id = uuid.uuid4().hex[:8]
+        shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
+        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1, paths) for i in range(count)}
+        self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
+        self.ready: dict[int, Any] = {}  # worker number -> its Ray actor handle
+        self.busy: dict[int, int] = {}
+        self.expected: dict | None = None
+        self.first_where: dict[int, str] = {}  # as each worker first described itself (a restart has another pid)
+        self.lock = threading.Lock()
+
+    def first(self) -> dict:
+        """The first worker to load the model (its description), waiting for the cluster to
+        place one; when every worker failed to load, that failure."""
+        waited, problems = 0.0, []
+        while True:
+            done, _ = self.ray.wait(list(self.describing), num_returns=1, timeout=30)
+            if done:
+                described = self._admit(done[0])
+                if described is not None:
+                    return described
+                problems.append(self._last_problem)
+                if not self.describing:
+                    raise ModelError(problems[0])
+                continue
+            waited += 30
+            self.log(
+                f"waiting {waited:.0f} s for Ray to place a worker for {self.meta.name!r} (resources: {self.ray.available_resources()})"
+            )
+
+    def admit_new(self) -> None:
+        if self.describing:
+            done, _ = self.ray.wait(list(self.describing), num_returns=len(self.describing), timeout=0)
+            for ref in done:
+                described = self._admit(ref)
+                if described is not None:
+                    self.check(described)
+
+    def _admit(self, ref) -> dict | None:
+        number = self.describing.pop(ref)
+        try:
+            described = self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
+            described = {"problem": f"worker {number} died while loading model {self.meta.name!r} ({_first_line(exc)})"}
+        if "problem" in described:
+            self._last_problem = described["problem"]
+            self.log(described["problem"])
+            self.ray.kill(self.actors.pop(number), no_restart=True)
+            return None
+        with self.lock:
+            self.ready[number] = self.actors[number]
+            self.busy[number] = 0
+        self.first_where[number] = described["where"]
+        return {**described, "number": number}
+
+    def check(self, described: dict) -> None:
+        """A worker whose cache identity differs (other package versions on its node) would write
+        other vectors under the same key: it is stopped, naming what differs."""
+        if self.expected is None or described.get("identity") == self.expected:
+            return
+        got = described["identity"]
+        what = ", ".join(k for k in sorted(set(got) | set(self.expected)) if got.get(k) != self.expected.get(k))
+        self.log(f"{described['where']}: its encoder identity differs from the driver's ({what}); it is stopped")
+        self.drop(described["number"])
+        if not self.ready and not self.describing:
+            raise ModelError(f"model {self.meta.name!r}: no worker has the driver's encoder identity ({what})")
+
+    def idle_worker(self) -> tuple[int, Any] | None:
+        with self.lock:
+            free = [(n, i) for i, n in self.busy.items() if n < IN_FLIGHT]
+            if not free:
+                return None
+            number = min(free)[1]
+            self.busy[number] += 1
+            return number, self.ready[number]
+
+    def release(self, number: int) -> None:
+        with self.lock:
+            if number in self.busy:
+                self.busy[number] -= 1
+
+    def drop(self, number: int) -> None:
+        with self.lock:
+            actor = self.ready.pop(number, None)
+            self.busy.pop(number, None)
+        if actor is not None:
+            self.ray.kill(actor, no_restart=True)
+
+    def alive(self) -> bool:
+        return bool(self.ready or self.describing)
+
+    def send(self, method: str, *args):
+        """One call of the model's side on the least busy worker; a worker that died for good is
+        replaced by another."""
+        ray = self.ray
+        while True:
+            with self.lock:
+                if not self.ready:
+                    raise ModelError(f"model {self.meta.name!r}: every Ray worker died; rerun to resume")
+                number = min(self.busy, key=lambda i: (self.busy[i], i))
+                actor = self.ready[number]
+                self.busy[number] += 1
+            try:
+                return ray.get(actor.call.remote(method, *args))
+            except ray.exceptions.RayActorError as exc:
+                self.log(f"worker {number} died ({_first_line(exc)}); its call goes to another worker")
+                self.drop(number)
+            except ray.exceptions.RayTaskError as exc:
+                raise (exc.cause if isinstance(exc.cause, Exception) else exc) from None
+            finally:
+                self.release(number)
+
+    def times(self) -> list[WorkerTime]:
+        refs = {i: a.times.remote() for i, a in self.ready.items()}
+        out = []
+        for number, ref in refs.items():
+            try:
+                times = self.ray.get(ref, timeout=30)
+            except self.ray.exceptions.RayError:
+                continue
+            if times["where"] != self.first_where.get(number):
+                times["where"] += f", restarted after {self.first_where.get(number)} died; times since the restart"
+            out.append(WorkerTime(**times))
+        return out
+
+    def close(self, wait: float = 10.0) -> None:
+        """Remove the workers' folders and stop them; a worker that does not answer within `wait`
+        seconds is killed (its folder is removed by a later run on its node a day later)."""
+        closing = [a.close.remote() for a in self.ready.values()]
+        if closing:
+            self.ray.wait(closing, num_returns=len(closing), timeout=wait)
+        for actor in self.actors.values():
+            self.ray.kill(actor, no_restart=True)
+        self.actors.clear()
+        self.ready.clear()
+        self.busy.clear()
+
+
+class _Feeder(threading.Thread):
+    """Plans each task's shards (a step ahead of the workers), keeps every worker fed, and commits
+    each returned shard to the run's cache: the only writer of that file in the run."""
+
+    def __init__(self, pool: _Pool, tasks: list[_Task], main, meta, ctx, shard_clips: int, log):
+        super().__init__(name="maeb-ray-feeder", daemon=True)
+        self.pool, self.tasks, self.cache, self.ctx, self.log = pool, tasks, main.cache, ctx, log
+        self.encoder, self.shard_clips = main.encoder, max(1, shard_clips)
+        self.queue: deque = deque()
+        self.inflight: dict = {}  # object ref -> (worker number, task, job)
+        self.scheduled: set[str] = set()
+        self.stop = threading.Event()
+        self.shards = 0
+        self.stats: list = []  # each shard's embedding statistics, added to the run's at the end
+        self.bar = ctx.progress.bar(0, "ray: clips embedded", minimum=0)
+
+    def run(self) -> None:
+        ray = self.pool.ray
+        waiting = deque(self.tasks)
+        try:
+            while not self.stop.is_set():
+                self.pool.admit_new()
+                while waiting and len(self.queue) < IN_FLIGHT * max(1, len(self.pool.ready)):
+                    self._plan(waiting.popleft())
+                self._fill()
+                if not self.inflight:
+                    if not waiting and not self.queue:
+                        break
+                    if not self.pool.alive():
+                        self._fail_open(waiting, "every Ray worker died; rerun the same command to resume")
+                        break
+                    time.sleep(0.1)
+                    continue
+                finished, _ = ray.wait(list(self.inflight), num_returns=1, timeout=0.2)
+                for ref in finished:
+                    self._take(ref)
+        except BaseException as exc:  # the main thread must learn of it, not wait forever
+            self._fail_open(waiting, f"the shard feeder stopped ({type(exc).__name__}: {exc})")
+        finally:
+            for ref in self.inflight:
+                ray.cancel(ref)
+            self.bar.close()
+
+    def _plan(self, task: _Task) -> None:
+        """The task's shards: unique clips of its evaluation splits not yet cached nor scheduled."""
+        spec = task.spec
+        needs = tasktypes.get(spec.type).needs(spec)
+        split = getattr(self.encoder, "batch_order", "length") != "call" and has_audio(self.encoder)
+        if not split or "audio" not in needs or needs & {"generate", "synthesize"} or _missing_side(needs, self.encoder):
+            task.ready.set()  # the driver's runner sends its batches to the workers itself (or skips the task)
+            return
+        try:
+            refs = eval_clips(spec, load_task(spec, self.ctx))
+            found = self.cache.get_many(refs)
+        except MaebError as exc:
+            task.failed = str(exc) if spec.name in str(exc) else f"task {spec.name}: {exc}"
+            task.ready.set()
+            return
+        missing = [ref for key, ref in refs.items() if key not in found and key not in self.scheduled]
+        self.scheduled.update(ref.key for ref in missing)
+        count = (len(missing) + self.shard_clips - 1) // self.shard_clips
+        for i in range(count):
+            part = missing[i * self.shard_clips : (i + 1) * self.shard_clips]
+            self.queue.append((task, f"{spec.name} shard {i + 1}/{count}", part))
+        task.left, task.clips = count, len(missing)
+        self.shards += count
+        self.bar.total = getattr(self.bar, "total", 0) + len(missing)
+        if count == 0:
+            task.ready.set()
+
+    def _fill(self) -> None:
+        while self.queue:
+            worker = self.pool.idle_worker()
+            if worker is None:
+                return
+            number, actor = worker
+            task, label, refs = job = self.queue.popleft()
+            self.inflight[actor.embed_shard.remote(task.spec.name, label, refs)] = (number, task, job)
+
+    def _take(self, ref) -> None:
+        ray = self.pool.ray
+        number, task, job = self.inflight.pop(ref)
+        self.pool.release(number)
+        try:
+            out = ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            # restarts are used up: the shard goes to another worker
+            self.log(f"worker {number} died for good ({_first_line(exc)}); {job[1]} goes to another worker")
+            self.pool.drop(number)
+            self.queue.appendleft(job)
+            return
+        except ray.exceptions.RayTaskError as exc:
+            cause = exc.cause if isinstance(exc.cause, MaebError) else None
+            message = str(cause) if cause else f"{job[1]}: unexpected {_first_line(exc)}"
+            if task.failed is None:
+                task.failed = message if task.spec.name in message else f"task {task.spec.name}: {message}"
+                # its queued shards are dropped (a later task that shares a clip embeds it itself)
+                dropped = [j for j in self.queue if j[0] is task]
+                self.queue = deque(j for j in self.queue if j[0] is not task)
+                task.left -= len(dropped)
+            self._shard_done(task)
+            return
+        if out["keys"]:
+            self.cache.put_many(dict(zip(out["keys"], out["vectors"])))
+        self.stats.append(out["stats"])
+        self.bar.update(len(job[2]))
+        self._shard_done(task)
+
+    def _shard_done(self, task: _Task) -> None:
+        task.left -= 1
+        if task.left <= 0:
+            task.ready.set()
+
+    def _fail_open(self, waiting, message: str) -> None:
+        for task in list(waiting) + [t for t in self.tasks if not t.ready.is_set()]:
+            task.failed = task.failed or f"task {task.spec.name}: {message}"
+            task.ready.set()
+
+
+def eval_clips(spec: TaskSpec, data: dict) -> dict[str, AudioRef]:
+    """The unique clips (by content key) of a task's evaluation splits, which every task type
+    embeds whole; clips that cannot be read are left to the evaluator, which reports them. A
+    separate training split is left out: few-shot types embed only their draws of it."""
+    columns = [*spec.data.audio_columns, "audio1", "audio2"]
+    columns += [spec.protocol[c] for c in ("audio1_column", "audio2_column") if isinstance(spec.protocol.get(c), str)]
+    out: dict[str, AudioRef] = {}
+    for tables in data.values():
+        for split in spec.data.eval_splits:
+            table = tables.get(split)
+            if table is None:
+                continue
+            if hasattr(table, "columns"):
+                items = [ref for column in dict.fromkeys(columns) if column in table for ref in table[column]]
+            else:
+                items = [value for _, value in getattr(table, "corpus", []) + getattr(table, "queries", [])]
+            for ref in items:
+                if isinstance(ref, AudioRef):
+                    try:
+                        out.setdefault(ref.key, ref)
+                    except MaebError:
+                        continue
+    return out
+
+
+class _Bars:
+    """The whole run's progress: tasks done of all, and hours of audio (the dry run's figures),
+    whose rate gives the time left."""
+
+    def __init__(self, progress, summary: RaySummary, tasks: list[_Task]):
+        self.tasks = progress.bar(len(tasks), "ray: tasks", unit="task", minimum=0)
+        self.audio = progress.bar(int(sum(t.hours for t in tasks) * 3600), "ray: audio", unit="audio-second", minimum=0)
+
+    def task_done(self, task: _Task) -> None:
+        self.tasks.update(1)
+        self.audio.update(int(task.hours * 3600))
+
+    def close(self) -> None:
+        self.tasks.close()
+        self.audio.close()
+
+
+def _merge(summary: RaySummary, part: RunSummary, results: dict) -> None:
+    summary.done += part.done
+    summary.skipped_existing += part.skipped_existing
+    summary.skipped_modality += part.skipped_modality
+    summary.failed.update(part.failed)
+    _accumulate(summary.stats, part.stats)
+    results.update({r.task: r for r in part.results})
+
+
+def _labeller(task: _Task, cfg: RunOptions):
+    """What a task's result must say that the driver's runner cannot see: the clips the workers
+    embedded for it (the runner found them in the cache) and the --precision the workers ran in."""
+
+    def amend(spec, info: dict) -> None:
+        stats = info["embedding"]
+        moved = min(task.clips, stats.get("clips_cached", 0))
+        stats["clips_cached"] -= moved
+        stats["clips_embedded"] = stats.get("clips_embedded", 0) + moved
+        info["ray"] = {"clips_embedded_by_workers": task.clips}
+        if cfg.precision:
+            info["precision"] = cfg.precision
+
+    return amend
+
+
+def _add_shard_stats(summary: RaySummary, shard_stats: list) -> None:
+    """The driver's runner found the workers' vectors in the cache; the run's totals count them as
+    embedded, which they were (on the workers)."""
+    for stats in shard_stats:
+        summary.stats.clips_cached = max(0, summary.stats.clips_cached - stats.clips_embedded)
+        _accumulate(summary.stats, stats)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"

@@ -1,0 +1,518 @@
+"""One run's options, written once: `RunOptions` (frozen, typed, each field with its default and a
+one-line help), from which the `run` subcommand's flags (maeb.cli.commands) and `maeb.evaluate()`'s keywords
+(maeb.api) are generated, and `resolve(meta, options)`, which computes once what a run derives from
+them: the protocol, the encoder options, the perturbation chain, the window policy, the identities,
+the experiment settings and the RunContext. The runner, the Ray driver and its workers take that
+resolved run; none of them parses an option string again or reads an environment variable (the
+command line and evaluate() read the variables of maeb.core.environment, through from_fronts, and pass
+them down as fields).
+
+A new run option is one field here (with its `cli` flag and, where the keyword differs from the
+field name, its `api` name); tests/test_options.py fails when the command line or evaluate() lack
+it or offer an option that is not a field."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..encoders.protocols import DEFAULT_PROTOCOL
+from .stability import DEFAULT_REPLAYS
+
+if TYPE_CHECKING:
+    from ..encoders.chat import Endpoint
+
+# -- value parsers of the command line (argparse reports their errors in one line) --
+
+
+def parse_option(text: str) -> tuple[str, object]:
+    """--option key=value: the value as JSON when it parses, else the string."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--option takes key=value, got {text!r}")
+    key, value = text.split("=", 1)
+    if not key.strip():
+        raise argparse.ArgumentTypeError(f"--option takes key=value with a key, got {text!r}")
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    return key, parsed
+
+
+def positive_float(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, got {text!r}")
+    return value
+
+
+def replays(text: str) -> int:
+    """--stability-replays: a whole number, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number of replays (0 for none), not {text!r}")
+    return int(text)
+
+
+def _opt(default=MISSING, help: str = "", *, factory=MISSING, cli: dict | None = None, api: str | None = None, **fronts):
+    """A RunOptions field: its default, its one-line help, its command-line flag (`cli`: flags and
+    argparse keywords; None: built by the command line from flags of its own, as the judge is)
+    and its evaluate() keyword (`api`, default the field's name). `cli_default`/`api_default`:
+    the front's default where it is another value than the field's, on purpose (each says why)."""
+    meta = {"help": help, "cli": cli, "api": api, **fronts}
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _default_cache_dir() -> Path:
+    from ..core.environment import cache_dir
+
+    return cache_dir()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How one model is run on a list of tasks. Values are normalised on construction (paths to
+    Path, one perturbation string to a tuple, duration edges parsed); they are checked by resolve()."""
+
+    output_dir: Path | None = _opt(
+        Path("results"),
+        "results root in mteb's layout; None: nothing is written (and nothing is resumed)",
+        cli={"flags": ("--output-dir", "--output-folder"), "type": Path, "help": "results root (default: results)"},
+        api_default=None,
+        why="evaluate() writes files only when asked to (mteb's evaluate too); the command line writes results/",
+    )
+    cache_dir: Path = _opt(
+        help="embeddings, predictions, judge replies and unpacked data (default: $MAEB_CACHE_DIR or ~/.cache/maeb)",
+        factory=_default_cache_dir,
+        cli={"flags": ("--cache-dir",), "type": Path},
+        cli_default=None,
+        api_default=None,
+        why="None at the front: $MAEB_CACHE_DIR is read when the run starts (from_fronts), not when the parser is built",
+    )
+    device: str = _opt("cpu", "cpu, cuda or cuda:N", cli={"flags": ("--device",), "choices": ["cpu", "cuda"]})
+    batch_size: int = _opt(16, "clips per audio batch", cli={"flags": ("--batch-size",), "type": int})
+    batch_seconds: float | None = _opt(
+        None,
+        "audio batches by total seconds instead of --batch-size clips (short clips batch wide, long ones narrow); "
+        "not for families batched as mteb batches (they keep batches of 32)",
+        cli={"flags": ("--batch-seconds",), "type": positive_float, "metavar": "S"},
+    )
+    precision: str | None = _opt(
+        None,
+        "compute in this dtype (default: the protocol's, i.e. the checkpoint's); not mteb's numbers: results go "
+        "to an experiment folder",
+        cli={"flags": ("--precision",), "choices": ["fp32", "bf16", "fp16"]},
+    )
+    call_batch_size: int | None = _opt(
+        None,
+        "clips per batch for families batched as mteb batches (default 32, mteb's); another size changes their "
+        "vectors: results go to an experiment folder",
+        cli={"flags": ("--call-batch-size",), "type": int, "metavar": "N"},
+    )
+    workers: int | None = _opt(None, "decoding threads (default: up to 4)", cli={"flags": ("--workers",), "type": int})
+    on_bad_audio: str = _opt(
+        "error",
+        "undecodable, empty or NaN clips: stop with an error (default) or skip them and record the count",
+        cli={"flags": ("--on-bad-audio",), "choices": ["error", "skip"]},
+    )
+    on_leak: str = _opt(
+        "warn",
+        "clips byte-identical in the training and an evaluation split: warn and record the count (default) or stop",
+        cli={"flags": ("--on-leak",), "choices": ["warn", "error"]},
+    )
+    overwrite: bool = _opt(
+        False, "re-run tasks that already have a result file", cli={"flags": ("--overwrite",), "action": "store_true"}
+    )
+    show_progress: bool | str = _opt(
+        True,
+        "progress: True (bars on a terminal, periodic lines in a log), False, or a mode (bar, lines, off)",
+        cli={"flags": ("--quiet",), "action": "store_false", "help": "no progress (bars on a terminal, periodic lines in a log)"},
+        api="progress",
+    )
+    strict_modalities: bool = _opt(
+        True,
+        "a task the model has no side for (text, generation, frames) is an error; False skips it, as a benchmark run does",
+        cli={
+            "flags": ("--strict",),
+            "action": "store_true",
+            "help": "stop when the model lacks a side a benchmark's task needs (default: skip those tasks; "
+            "tasks named with --tasks are always checked)",
+        },
+        api="strict",
+        cli_default=False,
+        why="the command line runs benchmarks, whose tasks a model lacks a side for are skipped (named tasks are "
+        "refused before the run); evaluate() stops, as mteb's does",
+    )
+    options: dict = _opt(
+        help='encoder options (e.g. window="clip"); they change the cache key and are recorded in results',
+        factory=dict,
+        cli={
+            "flags": ("--option",),
+            "type": parse_option,
+            "action": "append",
+            "default": [],
+            "metavar": "KEY=VALUE",
+            "help": 'encoder option (e.g. window="clip"); changes the cache key and is recorded in results',
+        },
+    )
+    protocol: str = _opt(
+        DEFAULT_PROTOCOL,
+        "reference protocol: mteb-2.26 (default: mteb 2.26.24, which the published MAEB results' evaluators "
+        "match), paper (the MAEB-introduction code's caps and batching) or mteb-2.26-stable (its probes on standardised "
+        "features, fit to convergence: scores that do not depend on the machine; not mteb's); recorded in every result "
+        "(`maeb list protocols`)",
+        cli={"flags": ("--protocol",)},
+    )
+    resampler: str | None = _opt(
+        None,
+        "override the protocol's resampler (soxr-hq: 1.2-5x faster, not mteb's; results go to an experiment folder)",
+        cli={"flags": ("--resampler",), "choices": ["torchaudio-sinc-hann", "soxr-hq"]},
+    )
+    judge: Endpoint | None = _opt(
+        None,
+        "a maeb.encoders.chat.Endpoint for judge-scored task types (command line: --judge-url, --judge-model, --judge-key-env, "
+        "--judge-timeout, --judge-retries, --judge-budget)",
+        cli=None,
+    )
+    judge_concurrency: int = _opt(
+        8, "judge requests in flight at once", cli={"flags": ("--judge-concurrency",), "type": int, "metavar": "N"}
+    )
+    lite_dir: Path | None = _opt(
+        None,
+        "MAEB-lite's data, built there when the folder does not exist (default: $MAEB_LITE_DIR, else under the cache)",
+        cli={"flags": ("--lite-dir",), "type": Path, "metavar": "DIR"},
+    )
+    mmag_lite_dir: Path | None = _opt(
+        None,
+        "MMAG-lite's data, built there on first use (default: $MMAG_LITE_DIR, else under the cache)",
+        cli={"flags": ("--mmag-lite-dir",), "type": Path, "metavar": "DIR"},
+    )
+    perturb: tuple[str, ...] = _opt(
+        (),
+        "perturb the audio before the encoder (repeatable, applied in order): noise:snr=5[,kind=white|pink|babble|"
+        "events], reverb:rt60=0.6, codec:format=mp3|opus,bitrate=32, codec:format=vorbis,level=0.5, telephone, "
+        "clip:db=-6, gain:db=-20; keyed into the cache, results go to an experiment folder",
+        cli={"flags": ("--perturb",), "action": "append", "default": [], "metavar": "SPEC"},
+    )
+    long_audio: str | None = _opt(
+        None,
+        "embed clips longer than the model's window as sliding windows pooled by their mean or maximum: "
+        "mean, max, mean:window=10,hop=5 (seconds; default window: the model's length cap, 30 s without one; "
+        "default hop: the window); streamed in bounded memory; results go to an experiment folder",
+        cli={"flags": ("--long-audio",), "metavar": "POLICY"},
+    )
+    duration_buckets: tuple[float, ...] | None = _opt(
+        None,
+        "also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
+        "for task types scored as a mean over clips; shown by python -m maeb durations",
+        cli={"flags": ("--duration-buckets",), "nargs": "?", "const": "default", "metavar": "EDGES"},
+    )
+    raise_error: bool = _opt(
+        True,
+        "stop at the first task that cannot load or evaluate; False: record it (summary.failed), run the others",
+        cli={
+            "flags": ("--raise-error",),
+            "action": "store_const",
+            "const": True,
+            "help": "stop at the first task that cannot load or evaluate (default for several tasks: report it, run the "
+            "others, list the failures at the end and exit with code 2; a single task always stops at once)",
+        },
+        cli_default=None,
+        why="None: the command line stops at once for a single task and goes on past a failed task of several; "
+        "evaluate() stops, as mteb's raise_error=True",
+    )
+    debug: bool = _opt(
+        False,
+        "an unexpected error (not one of maeb's one-line errors) raises with its traceback instead of one line; "
+        "also on when $MAEB_DEBUG is set",
+        cli={"flags": ("--debug",), "action": "store_true"},
+    )
+    endpoints: dict = _opt(
+        help="endpoints of API-backed models where the entry's options name none, by variable (MAEB_API_URL, "
+        "MAEB_API_MODEL, MAEB_TTA_URL; a model class's `from_environment` says which option each fills); "
+        "default: those variables of the environment",
+        factory=dict,
+        cli=None,
+        api_default=None,
+        why="None at evaluate(): the environment's variables are read when the run starts (from_fronts); the command "
+        "line reads them too and has no flag (--option base_url=... names an endpoint)",
+    )
+    stability_replays: int = _opt(
+        DEFAULT_REPLAYS,
+        "refits of each probe on vectors perturbed by the size of another machine's rounding, for the score's "
+        "band (maeb.run.stability; default 1, about +25%% of the evaluator's time; 0: none)",
+        cli={"flags": ("--stability-replays",), "type": replays, "metavar": "N"},
+    )
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: normalised once, here
+        if self.output_dir is not None and not isinstance(self.output_dir, Path):
+            set_(self, "output_dir", Path(self.output_dir))
+        if not isinstance(self.cache_dir, Path) and self.cache_dir is not None:
+            set_(self, "cache_dir", Path(self.cache_dir))
+        for name in ("lite_dir", "mmag_lite_dir"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), Path):
+                set_(self, name, Path(getattr(self, name)))
+        set_(self, "options", dict(self.options or {}))
+        set_(self, "endpoints", dict(self.endpoints or {}))
+        set_(self, "perturb", (self.perturb,) if isinstance(self.perturb, str) else tuple(self.perturb or ()))
+        set_(self, "duration_buckets", _edges(self.duration_buckets))
+
+
+def _edges(value) -> tuple[float, ...] | None:
+    if value is None or (isinstance(value, tuple) and all(isinstance(v, float) for v in value)):
+        return value
+    from ..analysis.durations import parse_edges
+
+    return parse_edges(value if isinstance(value, str) else ",".join(str(float(v)) for v in value))
+
+
+def option_fields():
+    """RunOptions' fields, in order (the command line and evaluate() are generated from them)."""
+    return fields(RunOptions)
+
+
+def api_name(f) -> str:
+    """A field's evaluate() keyword: its `api` name, else the field's name."""
+    return f.metadata.get("api") or f.name
+
+
+def default_of(f, front: str | None = None):
+    """A field's default, or the front's ("cli", "api") where it differs on purpose."""
+    key = f"{front}_default"
+    if front and key in f.metadata:
+        return f.metadata[key]
+    return f.default_factory() if f.default is MISSING else f.default
+
+
+def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
+    """The run subcommand's option flags, one per RunOptions field (dest: the field's name)."""
+    for f in option_fields():
+        spec = f.metadata["cli"]
+        if spec is None:
+            continue
+        kwargs = {k: v for k, v in spec.items() if k != "flags"}
+        kwargs.setdefault("help", f.metadata["help"])
+        kwargs.setdefault("default", default_of(f, "cli"))
+        parser.add_argument(*spec["flags"], dest=f.name, **kwargs)
+
+
+def from_fronts(values: dict[str, Any], environ: Mapping[str, str] | None = None) -> RunOptions:
+    """RunOptions from the values a front end collected (field name -> value): a missing or None
+    cache_dir, lite_dir, mmag_lite_dir and endpoints, and a false debug, are filled here from the
+    environment (maeb.core.environment; os.environ unless `environ` is given)."""
+    from ..core import environment
+
+    values = dict(values)
+    if values.get("cache_dir") is None:
+        values["cache_dir"] = environment.cache_dir(environ)  # $MAEB_CACHE_DIR or ~/.cache/maeb
+    for name, variable in (("lite_dir", "MAEB_LITE_DIR"), ("mmag_lite_dir", "MMAG_LITE_DIR")):
+        if values.get(name) is None:
+            values[name] = environment.folder(variable, environ)
+    if values.get("endpoints") is None:
+        values["endpoints"] = environment.endpoints(environ)
+    values["debug"] = bool(values.get("debug")) or environment.debug(environ)
+    for name in ("protocol", "stability_replays", "options"):  # None: the default (evaluate() accepts it)
+        if name in values and values[name] is None:
+            values.pop(name)
+    return RunOptions(**values)
+
+
+def api_keywords() -> dict[str, object]:
+    """evaluate()'s option keywords with their defaults, in field order."""
+    return {api_name(f): default_of(f, "api") for f in option_fields()}
+
+
+def options_from_keywords(keywords: dict[str, Any], caller: str = "evaluate") -> RunOptions:
+    """RunOptions from evaluate()'s keywords; an unknown keyword is a TypeError, as Python's own."""
+    by_api = {api_name(f): f for f in option_fields()}
+    unknown = [k for k in keywords if k not in by_api]
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    return from_fronts({f.name: keywords.get(api_name(f), default_of(f, "api")) for f in option_fields()})
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """What a run derives from its options, computed once by resolve(): every step of the run
+    (runner, Ray driver, Ray workers) reads it instead of parsing an option again."""
+
+    meta: Any  # the ModelMeta
+    options: RunOptions
+    protocol: Any  # maeb.encoders.protocols.Protocol
+    overrides: dict  # --option values plus the dtype a --precision sets
+    encoder_options: dict  # the entry's options with the overrides
+    resampler: str | None  # a resampler other than the protocol's; None: the protocol's
+    call_batch_size: int | None  # a call batch size other than the protocol's; None: the protocol's
+    chain: Any  # maeb.audio.perturb.Chain, or None for the clean run
+    window: Any  # maeb.audio.windows.WindowPolicy
+    declared: dict  # the declared encoder identity
+    experiment: dict  # settings that differ from the entry (mteb's experiments folder)
+    ctx: Any  # maeb.core.context.RunContext
+
+    @property
+    def chain_name(self) -> str | None:
+        """The perturbation chain's canonical string, None for the clean run."""
+        return self.chain.canonical() if self.chain else None
+
+    @property
+    def window_name(self) -> str | None:
+        """The policy's canonical string for identities, None for the head cut (so the published
+        protocol's identities are unchanged)."""
+        return self.window.canonical() if self.window.windowed else None
+
+    def identity(self, spec) -> dict:
+        """The run identity of one task (recorded in its result; a rerun with another is refused)."""
+        from ..core.identity import run_identity
+
+        return run_identity(self.declared, spec, self.ctx.variables(), self.chain_name, self.window_name)
+
+    def result_path(self, spec) -> Path | None:
+        """Where one task's result goes (mteb's layout, the experiment folder when the run is one);
+        None when nothing is written."""
+        from ..results.write import result_path
+
+        root = self.options.output_dir
+        return None if root is None else result_path(Path(root), self.meta, spec.name, self.experiment)
+
+    def with_context(self, ctx) -> ResolvedRun:
+        """The same run with another RunContext (a Ray worker makes its own)."""
+        return replace(self, ctx=ctx)
+
+
+def resolve(meta, options: RunOptions, ray: bool = False, ctx=None) -> ResolvedRun:
+    """Check the options (one line naming the setting) and derive the run from them once. ray: the
+    run goes to Ray (some options do not run there yet). ctx: a RunContext to use (else built from
+    the options: its cache folder, device, progress, judge and MAEB-lite folder)."""
+    from ..audio.windows import check_combination, parse
+    from ..core.errors import SpecError
+    from ..core.identity import declared_identity, experiment_settings, merged_options
+    from ..encoders import precision_options
+    from ..encoders.protocols import get_protocol
+
+    check_options(options)
+    window = parse(options.long_audio)
+    if ray:
+        check_ray(options, window)
+    protocol = get_protocol(options.protocol)
+    overrides = {**options.options, **precision_options(meta, options.precision, options.device, options.options)}
+    resampler = None
+    if options.resampler is not None and options.resampler != protocol.resampler:
+        from ..audio.pipeline import RESAMPLERS
+
+        if options.resampler not in RESAMPLERS:
+            raise SpecError(f"unknown resampler {options.resampler!r}; known: {', '.join(RESAMPLERS)}")
+        resampler = options.resampler
+    calls = options.call_batch_size if options.call_batch_size != protocol.call_batch_size else None
+    if calls is not None and calls < 1:
+        raise SpecError(f"--call-batch-size must be at least 1, not {calls}")
+    check_combination(window, options.perturb)
+    chain = None
+    if options.perturb:
+        from ..audio.perturb import Chain
+
+        chain = Chain.parse(options.perturb)
+    encoder_options = merged_options(meta, overrides)
+    declared = declared_identity(meta, encoder_options, protocol.name, resampler, calls, Path(options.cache_dir))
+    window_name = window.canonical() if window.windowed else None
+    experiment = experiment_settings(
+        meta,
+        overrides,
+        protocol.name,
+        DEFAULT_PROTOCOL,
+        resampler,
+        calls,
+        chain.canonical() if chain is not None else None,
+        window_name,
+    )
+    return ResolvedRun(
+        meta,
+        options,
+        protocol,
+        overrides,
+        encoder_options,
+        resampler,
+        calls,
+        chain,
+        window,
+        declared,
+        experiment,
+        ctx if ctx is not None else context_of(options),
+    )
+
+
+def check_ray(options: RunOptions, window) -> None:
+    """Options that do not run on Ray yet, refused in one line before anything starts."""
+    from ..audio.windows import check_combination
+    from ..core.errors import MaebError
+
+    if options.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
+        raise MaebError("--perturb does not run on Ray yet; run without --ray")
+    check_combination(window, (), ray=True)
+
+
+def context_of(options: RunOptions):
+    """The RunContext of a run: its cache folder, device, progress, judge and MAEB-lite folder."""
+    from ..core.context import RunContext
+    from ..core.progress import Progress
+
+    judge = None
+    if options.judge is not None:
+        from ..encoders.chat import Judge
+
+        judge = Judge(options.judge, options.cache_dir, options.judge_concurrency)
+    return RunContext(
+        cache_dir=Path(options.cache_dir),
+        device=options.device,
+        progress=Progress.of(options.show_progress),
+        judge=judge,
+        lite_dir=options.lite_dir,
+        mmag_lite_dir=options.mmag_lite_dir,
+    )
+
+
+def check_options(options: RunOptions) -> None:
+    """The run's settings, checked before anything is read or loaded (CLI and API alike): one
+    line naming the setting, not a silent fallback or an error deep in a worker."""
+    import re
+
+    from ..core.errors import SpecError
+
+    def whole(value, at_least: int) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= at_least
+
+    if not whole(options.batch_size, 1):
+        raise SpecError(f"batch size must be a whole number of clips, at least 1, not {options.batch_size!r}")
+    if not whole(options.stability_replays, 0):
+        raise SpecError(f"stability replays must be a whole number of replays, 0 for none, not {options.stability_replays!r}")
+    if options.workers is not None and not whole(options.workers, 1):
+        raise SpecError(f"workers must be a whole number of decoding threads, at least 1, not {options.workers!r}")
+    seconds = options.batch_seconds
+    if seconds is not None and not (isinstance(seconds, (int, float)) and 0 < seconds < math.inf):
+        raise SpecError(f"batch seconds must be a positive number, not {seconds!r}")
+    if not isinstance(options.device, str) or not re.fullmatch(r"(cpu|cuda)(:\d+)?", options.device):
+        raise SpecError(f"device {options.device!r} is not one maeb runs on: cpu, cuda or cuda:N")
+    if options.device.startswith("cuda") and not _cuda_available():
+        # a model that ignores the device would run on the CPU and be recorded as a CUDA run
+        raise SpecError(f"device {options.device!r}: no CUDA device is available here; run with --device cpu")
+    for name, allowed in (("on_bad_audio", ("error", "skip")), ("on_leak", ("warn", "error"))):
+        if getattr(options, name) not in allowed:
+            raise SpecError(f"{name} must be {' or '.join(map(repr, allowed))}, not {getattr(options, name)!r}")
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())

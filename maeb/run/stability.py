@@ -1,0 +1,273 @@
+"""Stability bands: how far a score moves when its vectors move by the rounding another CPU, BLAS
+kernel or thread count makes.
+
+MAEB's linear probes (LogisticRegression with max_iter=100 on unnormalised features) stop before
+converging, and an unconverged fit amplifies last-bit differences of its inputs into points of
+accuracy, so a probe's score reproduces only within a band. A replay scores the task again from
+the same cached vectors, each multiplied elementwise by (1 + eps * N(0, 1)); the noise is drawn
+from the replay's seed and the vector's own bytes, so a clip used twice in a task (a training
+fold and a test fold) is perturbed alike, as a machine would. The protocol's draws (few-shot
+samples, folds) are the base run's: only the vectors differ.
+
+A replay refits a quarter of the task's experiments (few-shot draws or folds; `SHARE`), the next
+quarter each time, so the default single replay costs about a quarter of the evaluator's time.
+Each refit experiment's metrics minus the base run's are the samples; another machine perturbs
+every experiment at once, so its move of a task score is simulated as the mean of one sampled
+move per experiment (`SIMULATIONS` machines). The band is the largest simulated move; the main
+score's std, min and max are over the simulated machines. More replays give more samples.
+
+The few-shot probe types are replayed (`REPLAYED`); the other embedding types are a fixed
+function of similarities, distances or seeded k-means, or (event detection) a probe on
+standardised frames fit to convergence, which no replay moved on MAEB-lite
+(scripts/stability_bands.py), and are recorded as exact (`EXACT` says why). The band is a report:
+it changes no score and is not part of the run identity (another replay count is the same
+result with another estimate of its noise)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+
+import numpy as np
+
+# the size of the difference another BLAS kernel, CPU or thread count makes in float32 vectors:
+# scripts/measure_numeric_noise.py measured element differences of the same clips' vectors under
+# other OpenBLAS core types, instruction sets and thread counts of about this relative size
+EPS = 1e-7
+DEFAULT_REPLAYS = 1
+SHARE = 4  # a replay refits experiments // SHARE of a task's experiments (at least one)
+SIMULATIONS = 1000
+REPLAYED = ("classification", "multilabel")
+EXACT = {
+    "zeroshot": "argmax of fixed audio-text similarities: no fit; moved by no replay on MAEB-lite",
+    "clustering": "k-means with a fixed seed on fixed vectors: moved by no replay on MAEB-lite",
+    "pair_classification": "average precision of fixed similarities: no fit; moved by no replay on MAEB-lite",
+    "retrieval": "rankings of fixed similarities: no fit; moved by no replay on MAEB-lite",
+    "reranking": "rankings of fixed similarities: no fit; moved by no replay on MAEB-lite",
+    # its probe is refit whole (no experiments to share out): a replay would double its cost
+    "event_detection": "standardised frames, probe fit to convergence: moved by no replay of LiteEvents (mfcc-stats)",
+}
+
+
+def noise(x: np.ndarray, eps: float, seed: int) -> np.ndarray:
+    """x times (1 + eps * N(0, 1)), elementwise, float32; each row's noise drawn from the seed and
+    the row's bytes (the same vector gets the same noise wherever it appears in one replay)."""
+    x = np.asarray(x)
+    if eps == 0 or x.size == 0:
+        return x
+    rows = x.reshape(len(x), -1)
+    out = np.empty(rows.shape, dtype=np.float32)
+    for i, row in enumerate(rows):
+        h = hashlib.blake2b(np.ascontiguousarray(row).tobytes(), digest_size=8).digest()
+        rng = np.random.default_rng([seed, int.from_bytes(h, "little")])
+        out[i] = row * (1 + eps * rng.standard_normal(row.shape))
+    return out.reshape(x.shape)
+
+
+class ReplayEmbedder:
+    """An embedder seen through one replay: the same cached vectors (the real embedder serves them;
+    nothing is embedded again), perturbed; no progress display and no outcome records (the run's
+    record keeps the base run's). Where an evaluator walks its experiments (`progress` over the
+    few-shot draws or folds), the replay hands it only the block it refits and notes which."""
+
+    def __init__(self, emb, eps: float, seed: int, block: int | None = None):
+        from ..engine.taskrecord import TaskRecord
+
+        self._emb, self._eps, self._seed, self._block = emb, eps, seed, block
+        self.record = TaskRecord(emb.context)
+        self.picked: list[int] | None = None  # the experiments the last evaluation refit (None: all)
+        self.experiments: int | None = None
+
+    def __getattr__(self, name):
+        return getattr(self._emb, name)
+
+    def audio(self, refs):
+        """The cached audio vectors with the replay's noise added, and the mask of usable clips."""
+        x, ok = self._emb.audio(refs)
+        return noise(x, self._eps, self._seed), ok
+
+    def text(self, texts):
+        """The cached text vectors with the replay's noise added."""
+        return noise(self._emb.text(texts), self._eps, self._seed)
+
+    def perturb_frames(self, frames: list) -> list:
+        """Time-resolved frames (event detection) through the replay's noise."""
+        return [None if f is None else (noise(f[0], self._eps, self._seed), f[1]) for f in frames]
+
+    def warn(self, message: str) -> None:
+        """Nothing: the base run warned about the same data once (a replay repeated each warning)."""
+
+    def label(self, context: str) -> None:
+        """Set what messages name as the context."""
+        self.record.context = context
+
+    @property
+    def context(self) -> str:
+        """The task, split and subset being replayed (for messages)."""
+        return self.record.context
+
+    def progress(self, items, what: str):
+        """The experiments to refit in this replay: all of them, or the replay's block when `block` is set (the picked indices are
+        kept)."""
+        items = list(items)
+        self.experiments = len(items)
+        if self._block is None or not items:
+            self.picked = list(range(len(items)))
+        else:
+            k = max(1, len(items) // SHARE)
+            self.picked = [(self._block * k + j) % len(items) for j in range(min(k, len(items)))]
+        return [items[i] for i in self.picked]
+
+    def progress_iter(self, iterator, total: int, what: str):
+        """The iterator unchanged: a replay shows no progress."""
+        return iterator
+
+
+def replay(spec, data, emb, eps: float, seed: int, block: int | None = None) -> tuple[dict, dict]:
+    """One replay of a task from its loaded data and cached vectors: its scores (split -> entries,
+    mteb's shape) and, per (split, entry), the experiments it refit (None: the whole evaluation
+    is one fit). block None refits every experiment. The splits and subsets run in the runner's
+    order from a fresh TaskState of the task's seed, so the draws are the base run's."""
+    from .. import tasktypes
+
+    kind = tasktypes.get(spec.type)
+    view = ReplayEmbedder(emb, eps, seed, block)
+    state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
+    scores: dict[str, list] = {}
+    picked: dict[tuple[str, int], object] = {}
+    for split in spec.data.eval_splits:
+        entries = []
+        for i, (subset, tables) in enumerate(data.items()):
+            view.label(f"{spec.name} replay {seed} [{split}]")
+            view.picked = None
+            state.subset = subset
+            metrics = dict(tasktypes.as_evaluation(kind.evaluate(tables, split, view, spec, state), spec.type).metrics)
+            metrics["main_score"] = metrics[spec.main_score]
+            entries.append(metrics)
+            picked[(split, i)] = view.picked
+        scores[split] = entries
+    return scores, picked
+
+
+def per_experiment(entry: dict) -> list[dict]:
+    """An entry's experiments (mteb's scores_per_experiment), or the entry itself as the one."""
+    rows = entry.get("scores_per_experiment")
+    return rows if isinstance(rows, list) and rows else [entry]
+
+
+def _numbers(row: dict) -> dict[str, float]:
+    return {k: float(v) for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def moves(base: dict, replayed: dict, picked: dict, main: str) -> dict[tuple[str, int], list[dict]]:
+    """Per (split, entry): one dict of metric moves per refit experiment (replayed minus base),
+    the main metric's also under "main_score"."""
+    out = {}
+    for split, entries in replayed.items():
+        for i, entry in enumerate(entries):
+            base_rows = per_experiment(base[split][i])
+            rows = per_experiment(entry)
+            index = picked.get((split, i))
+            if index is None or len(base_rows) == 1:
+                index, base_rows, rows = [0], [base[split][i]], [entry]  # one fit: the entry is the experiment
+            found = []
+            for j, row in zip(index, rows):
+                a, b = _numbers(base_rows[j]), _numbers(row)
+                for values in (a, b):
+                    if main in values:
+                        values["main_score"] = values[main]
+                found.append({k: b[k] - a[k] for k in a.keys() & b.keys() if math.isfinite(a[k]) and math.isfinite(b[k])})
+            out[(split, i)] = found
+    return out
+
+
+def simulate(samples: list[float], experiments: int, rng: np.random.Generator, machines: int = SIMULATIONS) -> np.ndarray:
+    """Moves of a mean over `experiments` experiments when a machine moves each by a value drawn
+    from the samples or their negatives (with replacement): another machine's last bits are as
+    likely to move an experiment up as down from the reference's."""
+    if not samples:
+        return np.zeros(machines)
+    values = np.concatenate([samples, np.negative(samples)]).astype(float)
+    return values[rng.integers(0, len(values), size=(machines, experiments))].mean(axis=1)
+
+
+def quantum(spec, data) -> float:
+    """One evaluation clip's share of the board's score: the smallest move a flip of one clip's
+    prediction makes (mean over subsets of the first split). A probe's band from a few replays
+    can be 0 where a rarer flip still happens on another machine; `lite --check` allows this."""
+    split = spec.data.eval_splits[0]
+    sizes = [len(tables[split]) for tables in data.values() if hasattr(tables.get(split), "__len__")]
+    return _round(min(1.0 / (n * len(sizes)) for n in sizes)) if sizes and min(sizes) > 0 else 0.0
+
+
+def measure(spec, data, emb, base: dict, replays: int, eps: float = EPS, evaluation_seconds: float = 0.0) -> dict:
+    """The stability record of one task's result (`maeb.run.stability`): its replays, the spread of
+    its main score, its band, and the band of every entry-level metric by lite --check's path."""
+    if spec.type not in REPLAYED:
+        return exact(spec.type)
+    if not replays:
+        return disabled()
+    started = time.perf_counter()
+    samples: dict[tuple[str, int], list[dict]] = {}
+    sizes: dict[tuple[str, int], int] = {}
+    for r in range(replays):
+        scores, picked = replay(spec, data, emb, eps, seed=r, block=r)
+        for key, found in moves(base, scores, picked, spec.main_score).items():
+            samples.setdefault(key, []).extend(found)
+            sizes[key] = len(per_experiment(base[key[0]][key[1]]))
+    rng = np.random.default_rng(0)
+    first = next(iter(base))
+    main_moves = np.mean(
+        [
+            simulate([m["main_score"] for m in samples[(first, i)] if "main_score" in m], sizes[(first, i)], rng)
+            for i in range(len(base[first]))
+        ],
+        axis=0,
+    )
+    bands = {}
+    for (split, i), found in samples.items():
+        for metric in sorted({k for m in found for k in m}):
+            sim = simulate([m[metric] for m in found if metric in m], sizes[(split, i)], rng)
+            bands[f"{split}[{i}].{metric}"] = _round(float(np.abs(sim).max()))
+    value = board_main(base)
+    refits = sum(len(v) for v in samples.values())
+    return {
+        "method": "replay",
+        "replays": replays,
+        "refits": refits,
+        "moved": sum(1 for v in samples.values() for m in v if m.get("main_score", 0.0) != 0.0),
+        "eps": f"{eps:g}",  # a string: result files round numbers to 6 places
+        "perturbation": "every vector times (1 + eps * N(0, 1)) elementwise, drawn per replay and vector",
+        "main_score": {
+            "value": _round(value),
+            "min": _round(value + float(main_moves.min())),
+            "max": _round(value + float(main_moves.max())),
+            "std": _round(float(main_moves.std())),
+        },
+        "band": _round(float(np.abs(main_moves).max())),
+        "quantum": quantum(spec, data),
+        "metrics": bands,
+        "seconds": round(time.perf_counter() - started, 3),
+        "evaluation_seconds": round(evaluation_seconds, 3),
+    }
+
+
+def exact(kind_name: str) -> dict:
+    """The stability record of a type that is not replayed."""
+    return {"method": "exact", "replays": 0, "band": 0.0, "why": EXACT.get(kind_name, "not an embedding task type")}
+
+
+def disabled() -> dict:
+    """The stability record of a run with --stability-replays 0."""
+    return {"method": "not measured", "replays": 0, "why": "--stability-replays 0"}
+
+
+def board_main(scores: dict) -> float:
+    """The score a board shows: the mean main score over the subsets of the first split."""
+    entries = next(iter(scores.values()))
+    return float(np.mean([e["main_score"] for e in entries]))
+
+
+def _round(value: float) -> float:
+    return value if not math.isfinite(value) else round(float(value), 6)

@@ -1,0 +1,241 @@
+"""The house plan: maeb's floors (the layer folders of maeb/, bottom first), the rooms on each floor
+(its modules) and the arrows between floors (imports, including those inside functions).
+
+    python scripts/architecture.py            # print the drawing
+    python scripts/architecture.py --write    # write it to docs/architecture.md
+
+A module may import its own floor and the floors below it. An arrow that runs back up is either
+declared in UPWARD with its reason or a failure of tests/test_architecture.py, which also checks that
+docs/architecture.md is the drawing of today's tree."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "maeb"
+DRAWING = ROOT / "docs" / "architecture.md"
+
+# the floors, bottom first: each is a folder of maeb/
+LAYERS = [
+    "core",
+    "audio",
+    "data",
+    "encoders",
+    "engine",
+    "metrics",
+    "audiogen",
+    "tasktypes",
+    "spec",
+    "results",
+    "analysis",
+    "run",
+    "benchmarks",
+    "cli",
+]
+# the modules beside the folders and the floor each counts as
+BESIDE = {
+    "maeb": "cli",  # the package: `maeb.evaluate` and friends, imported lazily from maeb.api
+    "maeb.__main__": "cli",
+    "maeb.api": "cli",  # the Python front door, beside the command line
+    "maeb._compat": "core",  # old import paths (imports nothing of maeb)
+    "maeb._catalog": "spec",  # the task specs and model entries shipped as package data
+    "maeb.mock": "encoders",  # toy encoders (registered families: their module path is part of their identity)
+}
+# every floor may import the package itself for __version__ (its other names load lazily)
+ANYWHERE = {"maeb"}
+
+# arrows that run back up, each with its reason; all of them are imports inside a function
+_CACHE_HOME = "the default cache folder (default_cache_dir) lives in engine.cache; it belongs in core"
+_LITE_DIRS = "where ${MAEB_LITE_DIR} and ${MMAG_LITE_DIR} point by default is decided by the benchmark packages"
+_SYNTH = "the offline reference systems synthesise their audio with the benchmarks' sound generators"
+UPWARD: dict[tuple[str, str], str] = {
+    ("maeb.core.context", "maeb.engine.cache"): _CACHE_HOME,
+    ("maeb.data.sources", "maeb.engine.cache"): _CACHE_HOME,
+    ("maeb.data.webdataset", "maeb.engine.cache"): _CACHE_HOME,
+    ("maeb.core.context", "maeb.benchmarks.lite"): _LITE_DIRS,
+    ("maeb.core.context", "maeb.benchmarks.mmag_lite"): _LITE_DIRS,
+    ("maeb.audio.perturb", "maeb.benchmarks.lite.sounds"): "the `events` noise of a perturbation is MAEB-lite's impulsive sounds",
+    ("maeb.audiogen.systems", "maeb.benchmarks.lite.sounds"): _SYNTH,
+    ("maeb.audiogen.systems", "maeb.benchmarks.mmag_lite.scenes"): _SYNTH,
+    (
+        "maeb.audiogen.cnn14",
+        "maeb.tasktypes.generative",
+    ): "the verified download of released weights lives in tasktypes.generative",
+    ("maeb.run.runner", "maeb.benchmarks.lite.build"): "a run over a MAEB-lite task builds the synthetic data when it is missing",
+    (
+        "maeb.run.runner",
+        "maeb.benchmarks.mmag_lite.build",
+    ): "a run over an MMAG-lite task builds the synthetic data when it is missing",
+}
+
+
+def modules() -> dict[str, Path]:
+    """Every module of maeb/ by dotted name."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def imports(name: str, path: Path, known: dict[str, Path], lazy: bool) -> set[str]:
+    """The maeb modules `name` imports: at import time, or anywhere (lazy=True: inside functions too)."""
+    tree = _parse(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    nodes = ast.walk(tree) if lazy else _import_time(tree.body)
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            submodules = {f"{target}.{a.name}" for a in node.names} & set(known)
+            found |= submodules or ({target} & set(known))
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names} & set(known)
+    found.discard(name)
+    return found
+
+
+@functools.cache
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _import_time(body):
+    """The statements run at import: the module body, into if/try blocks but not into functions."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, field, []):
+                    yield from _import_time(child.body if isinstance(child, ast.ExceptHandler) else [child])
+
+
+def layer(name: str) -> str | None:
+    """The floor of a module: its folder, or BESIDE's word for the modules beside the folders."""
+    if name in BESIDE:
+        return BESIDE[name]
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def arrows(lazy: bool = True) -> list[tuple[str, str]]:
+    """(importer, imported) for every import between modules of different floors."""
+    known = modules()
+    out = []
+    for name, path in known.items():
+        for target in sorted(imports(name, path, known, lazy)):
+            if target not in ANYWHERE and layer(name) != layer(target):
+                out.append((name, target))
+    return out
+
+
+def upward(lazy: bool = True) -> list[tuple[str, str]]:
+    """The arrows that run back up (to a higher floor)."""
+    return [(a, b) for a, b in arrows(lazy) if LAYERS.index(layer(b)) > LAYERS.index(layer(a))]
+
+
+def floor_cycles(pairs) -> list[list[str]]:
+    """Floors that reach each other through `pairs` (strongly connected sets of more than one floor)."""
+    graph = {f: set() for f in LAYERS}
+    for a, b in pairs:
+        graph[layer(a)].add(layer(b))
+    reach = {f: _reachable(graph, f) for f in LAYERS}
+    seen, out = set(), []
+    for f in LAYERS:
+        group = sorted((g for g in LAYERS if g in reach[f] and f in reach[g]), key=LAYERS.index)
+        if len(group) > 1 and f not in seen:
+            seen |= set(group)
+            out.append(group)
+    return out
+
+
+def _reachable(graph, start):
+    stack, seen = [start], set()
+    while stack:
+        for nxt in graph[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+def _summary(path: Path) -> str:
+    doc = ast.get_docstring(_parse(path)) or ""
+    line = " ".join(doc.split("\n\n")[0].split())
+    return line if len(line) <= 140 else line[:137].rstrip() + "..."
+
+
+def render() -> str:
+    """The drawing: floors top first with their rooms, then the arrows between floors."""
+    known = modules()
+    out = [
+        "# The house: maeb's floors, rooms and arrows",
+        "",
+        "Generated by `python scripts/architecture.py --write` from the folders of maeb/ (do not edit;",
+        "tests/test_architecture.py checks it is current). A floor is a folder of maeb/; a module may",
+        "import its own floor and the floors below it. Top floor first.",
+        "",
+    ]
+    for index in range(len(LAYERS) - 1, -1, -1):
+        floor = LAYERS[index]
+        out.append(f"## {index + 1}. {floor}/")
+        out.append("")
+        out.append(_summary(known[f"maeb.{floor}"]))
+        out.append("")
+        rooms = [n for n in known if layer(n) == floor and n != f"maeb.{floor}"]
+        for name in rooms:
+            where = (
+                f"`{name.removeprefix(f'maeb.{floor}.')}`"
+                if name.startswith(f"maeb.{floor}.")
+                else f"`{name}` (beside the folders)"
+            )
+            out.append(f"- {where}: {_summary(known[name]) or '(no docstring)'}")
+        out.append("")
+    counts: dict[tuple[str, str], int] = {}
+    for a, b in arrows(lazy=True):
+        key = (layer(a), layer(b))
+        counts[key] = counts.get(key, 0) + 1
+    out += [
+        "## Arrows between floors",
+        "",
+        "Imports from one floor to another (module pairs, imports inside functions included).",
+        "",
+    ]
+    for index in range(len(LAYERS) - 1, -1, -1):
+        floor = LAYERS[index]
+        down = [f"{b} ({n})" for (a, b), n in sorted(counts.items(), key=lambda kv: -LAYERS.index(kv[0][1])) if a == floor]
+        out.append(f"- {floor} → {', '.join(down) if down else 'nothing'}")
+    out += ["", "## Arrows that run back up", ""]
+    ups = upward(lazy=True)
+    if not ups:
+        out.append("None.")
+    for a, b in ups:
+        out.append(f"- `{a}` → `{b}` (inside a function): {UPWARD.get((a, b), 'NOT DECLARED')}")
+    out += ["", "## Circles between floors", ""]
+    early = floor_cycles(arrows(lazy=False))
+    late = floor_cycles(arrows(lazy=True))
+    out.append("At import time: " + ("none." if not early else "; ".join(" ↔ ".join(c) for c in early) + "."))
+    out.append("")
+    out.append(
+        "Through the upward arrows above (imports inside functions): "
+        + ("none." if not late else "; ".join(" ↔ ".join(c) for c in late) + ".")
+    )
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    text = render()
+    if "--write" in sys.argv[1:]:
+        DRAWING.parent.mkdir(exist_ok=True)
+        DRAWING.write_text(text, encoding="utf-8")
+        print(f"wrote {DRAWING.relative_to(ROOT)}")
+    else:
+        sys.stdout.write(text)
