@@ -259,7 +259,7 @@ def test_a_model_class_takes_its_endpoint_from_the_run_not_the_environment(monke
 # of their own (each says why); every other module of maeb/ is below the fronts and is told its settings
 ENVIRONMENT_READERS = {
     "maeb/core/environment.py": "the variables maeb honours, read for the fronts (command line, evaluate(), maeb lite)",
-    "maeb/cli/commands.py": "the command line (a front); it also quiets the datasets library's bars by its variable",
+    "maeb/cli/run.py": "the command line (a front): `maeb run` quiets the datasets library's bars by its variable",
     "maeb/data/hub.py": "sets and restores HF_HUB_OFFLINE around a run, for the hub libraries imported later",
     "maeb/run/numeric_env.py": "records the BLAS/thread variables in a result's numeric fingerprint",
     "maeb/encoders/chat.py": "an API key, by the variable the endpoint names, read when a request is sent (never stored)",

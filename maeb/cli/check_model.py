@@ -31,8 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from ..core import environment
 from ..core.errors import MaebError
 from ..encoders import ModelMeta, check_encoder, has_audio, has_text, load_encoder, resolve_factory
+from ..run.options import parse_option as _option
+from .common import option_pairs
 
 DETERMINISM_TOL = 1e-6
 SAME_LENGTH_TOL = 1e-5
@@ -412,3 +415,41 @@ def check_model(
     failed = len(report.failed)
     out(f"{meta.name}: {len(report.lines) - failed} checks passed, {failed} failed")
     return report
+
+
+def add_parser(sub) -> None:
+    """The `check-model` subcommand's flags."""
+    chk = sub.add_parser(
+        "check-model", help="smoke-check a model entry on synthetic tones (shapes, determinism, batching, config, tasks)"
+    )
+    chk.add_argument("entry", help="registered model name or alias, or a model entry .toml")
+    chk.add_argument("--tiny", action="store_true", help="build the family's tiny random variant instead of loading its weights")
+    chk.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    chk.add_argument("--protocol", default=None, help="reference protocol whose rules the encoder follows (default mteb-2.26)")
+    chk.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE", help="encoder option")
+    chk.add_argument("--no-config-probes", action="store_true", help="skip reloading the encoder once per option")
+    chk.add_argument("--no-tasks", action="store_true", help="skip running the task types")
+
+
+def cmd_check_model(args) -> int:
+    """`maeb check-model`: check a model entry (load, config, sides, tiny tasks); 1 when a check failed."""
+    from ..spec import catalog
+
+    if args.protocol:
+        from ..encoders.protocols import get_protocol
+
+        get_protocol(args.protocol)
+    report = check_model(
+        catalog.find_model(args.entry),
+        tiny=args.tiny,
+        device=args.device,
+        options=option_pairs(args.option),
+        protocol=args.protocol,
+        config_probes=not args.no_config_probes,
+        tasks=not args.no_tasks,
+        endpoints=environment.endpoints(),
+    )
+    return 1 if report.failed else 0
+
+
+COMMANDS = {"check-model": cmd_check_model}

@@ -1,5 +1,5 @@
 """One run's options, written once: `RunOptions` (frozen, typed, each field with its default and a
-one-line help), from which the `run` subcommand's flags (maeb.cli.commands) and `maeb.evaluate()`'s keywords
+one-line help), from which the `run` subcommand's flags (maeb.cli.run) and `maeb.evaluate()`'s keywords
 (maeb.api) are generated, and `resolve(meta, options)`, which computes once what a run derives from
 them: the protocol, the encoder options, the perturbation chain, the window policy, the identities,
 the experiment settings and the RunContext. The runner, the Ray driver and its workers take that

@@ -1,0 +1,22 @@
+"""What several subcommands share: their `--option KEY=VALUE` pairs as a dict, and counted nouns."""
+
+from __future__ import annotations
+
+from ..core.errors import MaebError
+
+
+def option_pairs(pairs) -> dict:
+    """--option pairs as a dict; a key given twice with two values is a mistake, not "the last wins"."""
+    out: dict = {}
+    for key, value in pairs or ():
+        if key in out and out[key] != value:
+            raise MaebError(f"--option {key} is given twice ({out[key]!r} and {value!r}); give it once")
+        out[key] = value
+    return out
+
+
+def count(n: int, noun: str) -> str:
+    """`1 task`, `3 tasks` (maeb.analysis.report.count, imported when first used)."""
+    from ..analysis.report import count as counted
+
+    return counted(n, noun)
