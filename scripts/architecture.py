@@ -49,13 +49,9 @@ BESIDE = {
 ANYWHERE = {"maeb"}
 
 # arrows that run back up, each with its reason; all of them are imports inside a function
-_CACHE_HOME = "the default cache folder (default_cache_dir) lives in engine.cache; it belongs in core"
 _LITE_DIRS = "where ${MAEB_LITE_DIR} and ${MMAG_LITE_DIR} point by default is decided by the benchmark packages"
 _SYNTH = "the offline reference systems synthesise their audio with the benchmarks' sound generators"
 UPWARD: dict[tuple[str, str], str] = {
-    ("maeb.core.context", "maeb.engine.cache"): _CACHE_HOME,
-    ("maeb.data.sources", "maeb.engine.cache"): _CACHE_HOME,
-    ("maeb.data.webdataset", "maeb.engine.cache"): _CACHE_HOME,
     ("maeb.core.context", "maeb.benchmarks.lite"): _LITE_DIRS,
     ("maeb.core.context", "maeb.benchmarks.mmag_lite"): _LITE_DIRS,
     ("maeb.audio.perturb", "maeb.benchmarks.lite.sounds"): "the `events` noise of a perturbation is MAEB-lite's impulsive sounds",

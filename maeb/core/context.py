@@ -67,8 +67,14 @@ class RunContext:
         }
 
 
+def default_cache_dir() -> Path:
+    """$MAEB_CACHE_DIR, else maeb under $XDG_CACHE_HOME (default ~/.cache): maeb.core.environment reads it
+    (the fronts pass the folder down; this is for library calls made without one)."""
+    from .environment import cache_dir
+
+    return cache_dir()
+
+
 def default_context() -> RunContext:
     """A context for library calls made without one: the default cache folder, CPU, no progress."""
-    from ..engine.cache import default_cache_dir
-
     return RunContext(cache_dir=default_cache_dir())

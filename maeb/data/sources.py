@@ -319,7 +319,7 @@ def _local_cache_dir(folder: str, cache_dir: Path | None = None) -> str | None:
     if not os.path.isdir(folder):
         return None
     if cache_dir is None:
-        from ..engine.cache import default_cache_dir
+        from ..core.context import default_cache_dir
 
         cache_dir = default_cache_dir()
     return str(Path(cache_dir) / "local-datasets" / folder_signature(folder))

@@ -40,7 +40,7 @@ def snapshot_patterns(split: str) -> list[str]:
 def _unpacked(shard: Path, cache_dir: Path | None = None) -> Path:
     """The shard's members on disk, unpacked once (atomically: a half-unpacked shard is redone)."""
     if cache_dir is None:
-        from ..engine.cache import default_cache_dir
+        from ..core.context import default_cache_dir
 
         cache_dir = default_cache_dir()
     stat = shard.stat()

@@ -22,19 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.context import default_cache_dir as default_cache_dir  # its home is core; kept here for callers
 from ..core.errors import CacheError, ModelError
 
 _CHUNK = 900  # below SQLite's default limit of host parameters per statement
 SCHEMA = 2
 CLAIM_STALE_SECONDS = 600.0  # a claim not refreshed for this long belongs to a dead run
-
-
-def default_cache_dir() -> Path:
-    """$MAEB_CACHE_DIR, else maeb under $XDG_CACHE_HOME (default ~/.cache): maeb.core.environment reads it
-    (the fronts pass the folder down; this is for library calls made without one)."""
-    from ..core.environment import cache_dir
-
-    return cache_dir()
 
 
 def identity_hash(identity: Mapping) -> str:
