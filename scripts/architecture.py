@@ -49,11 +49,8 @@ BESIDE = {
 ANYWHERE = {"maeb"}
 
 # arrows that run back up, each with its reason; all of them are imports inside a function
-_LITE_DIRS = "where ${MAEB_LITE_DIR} and ${MMAG_LITE_DIR} point by default is decided by the benchmark packages"
 _SYNTH = "the offline reference systems synthesise their audio with the benchmarks' sound generators"
 UPWARD: dict[tuple[str, str], str] = {
-    ("maeb.core.context", "maeb.benchmarks.lite"): _LITE_DIRS,
-    ("maeb.core.context", "maeb.benchmarks.mmag_lite"): _LITE_DIRS,
     ("maeb.audio.perturb", "maeb.benchmarks.lite.sounds"): "the `events` noise of a perturbation is MAEB-lite's impulsive sounds",
     ("maeb.audiogen.systems", "maeb.benchmarks.lite.sounds"): _SYNTH,
     ("maeb.audiogen.systems", "maeb.benchmarks.mmag_lite.scenes"): _SYNTH,

@@ -52,19 +52,18 @@ class RunContext:
         """A notice of the run (the logger at INFO)."""
         self.logger.info(message)
 
-    def data_cache(self, *parts: str) -> Path:
-        """A folder under the cache for data (unpacked shards, dataset tables, checkpoints)."""
-        return Path(self.cache_dir).joinpath(*parts)
-
     def variables(self) -> dict[str, str]:
         """Values of the variables a spec's data.path may name."""
-        from ..benchmarks.lite import under_cache
-        from ..benchmarks.mmag_lite import default_dir as mmag_lite_dir
-
+        cache = Path(self.cache_dir)
         return {
-            "MAEB_LITE_DIR": str(self.lite_dir or under_cache(Path(self.cache_dir))),
-            "MMAG_LITE_DIR": str(self.mmag_lite_dir or mmag_lite_dir(Path(self.cache_dir))),
+            "MAEB_LITE_DIR": str(self.lite_dir or cache / BUILT_BENCHMARK_FOLDERS["MAEB_LITE_DIR"]),
+            "MMAG_LITE_DIR": str(self.mmag_lite_dir or cache / BUILT_BENCHMARK_FOLDERS["MMAG_LITE_DIR"]),
         }
+
+
+# the folder under a cache folder where each benchmark maeb builds itself (maeb.benchmarks) lives unless a run is
+# told another; here, not in the benchmark packages, so that the context's spec variables need no upward import
+BUILT_BENCHMARK_FOLDERS = {"MAEB_LITE_DIR": "maeb-lite", "MMAG_LITE_DIR": "mmag-lite"}
 
 
 def default_cache_dir() -> Path:

@@ -328,11 +328,6 @@ def from_fronts(values: dict[str, Any], environ: Mapping[str, str] | None = None
     return RunOptions(**values)
 
 
-def api_keywords() -> dict[str, object]:
-    """evaluate()'s option keywords with their defaults, in field order."""
-    return {api_name(f): default_of(f, "api") for f in option_fields()}
-
-
 def options_from_keywords(keywords: dict[str, Any], caller: str = "evaluate") -> RunOptions:
     """RunOptions from evaluate()'s keywords; an unknown keyword is a TypeError, as Python's own."""
     by_api = {api_name(f): f for f in option_fields()}

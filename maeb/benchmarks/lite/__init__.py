@@ -18,7 +18,9 @@ def default_dir(cache_dir: Path | None = None) -> Path:
 
 def under_cache(cache_dir: Path) -> Path:
     """MAEB-lite's folder under a cache folder (where a run builds it unless told another)."""
-    return Path(cache_dir) / "maeb-lite"
+    from ...core.context import BUILT_BENCHMARK_FOLDERS
+
+    return Path(cache_dir) / BUILT_BENCHMARK_FOLDERS["MAEB_LITE_DIR"]
 
 
 def run_tool(cmd: list[str], what: str) -> None:

@@ -14,4 +14,6 @@ def default_dir(cache_dir: Path | None = None) -> Path:
         from ...engine.cache import default_cache_dir
 
         cache_dir = default_cache_dir()
-    return Path(cache_dir) / "mmag-lite"
+    from ...core.context import BUILT_BENCHMARK_FOLDERS
+
+    return Path(cache_dir) / BUILT_BENCHMARK_FOLDERS["MMAG_LITE_DIR"]
