@@ -161,10 +161,15 @@ def requirements(meta: ModelMeta) -> tuple[str, ...]:
 def missing_requirements(meta: ModelMeta) -> list[str]:
     """The requirements of a model's family and entry that this environment does not satisfy
     (installed distributions and their versions; nothing is imported)."""
+    return missing_of(requirements(meta))
+
+
+def missing_of(requirements: tuple[str, ...]) -> list[str]:
+    """The pip requirement strings this environment does not satisfy (nothing is imported)."""
     from importlib import metadata
 
     missing = []
-    for text in requirements(meta):
+    for text in requirements:
         name, spec = _split_requirement(text)
         try:
             version = metadata.version(name)
@@ -313,13 +318,23 @@ def resolve_factory(family: str) -> Any:
     if ":" not in target:
         raise ModelError(f"unknown model family {family!r}; known: {', '.join(sorted(FAMILY_REGISTRY))} or 'module:factory'")
     module_name, attr = target.split(":", 1)
+    outside = record is not None and not module_name.startswith("maeb.")
+    if outside and record is not None:
+        # an outside record's `requires` is its author's promise: check it before importing their
+        # code, so a missing package is named as theirs rather than surfacing as an odd ImportError
+        unmet = missing_of(record.requires)
+        if unmet:
+            raise MissingPackage(
+                f"family {family!r} (registered outside maeb, factory {target}) requires {', '.join(unmet)}, "
+                f"not installed here; install it with `pip install {' '.join(repr(r.split(' (')[0]) for r in unmet)}`"
+            )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         missing = getattr(exc, "name", None) or ""
-        if record is None and missing and (module_name == missing or module_name.startswith(missing + ".")):
+        if (record is None or outside) and missing and (module_name == missing or module_name.startswith(missing + ".")):
             raise ModelError(_not_on_path(family, module_name)) from exc
-        if record is None:  # the user's own module imports, but a package it needs is missing
+        if record is None or outside:  # the user's own module imports, but a package it needs is missing
             raise ModelError(
                 f"family {family!r}: module {module_name} imports {missing or exc}, which is not installed in this "
                 f"environment; install it there"

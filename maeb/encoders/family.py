@@ -19,6 +19,18 @@ from ..core.errors import ModelError
 # rule set -> architecture (a transformers model_type, or "*") -> wrapper settings
 Rules = Mapping[str, Mapping[str, Mapping[str, Any]]]
 
+# The settings keys maeb's wrappers read (described in maeb.encoders.protocols): a record naming
+# another key is refused when registered, since a misspelt key (max_secnds) would be ignored and
+# the wrapper's own default would run under the protocol's name. A family with settings of its
+# own declares them in `rule_keys`.
+RULE_KEYS = frozenset(
+    {
+        "max_seconds", "batching", "frames", "layer", "min_samples", "dtype", "l2", "text_max_tokens",
+        "short_pad_samples", "batches", "front_end", "pad", "final_relu", "window_seconds", "sample_rate",
+        "wav_subtype", "text",
+    }
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Family:
@@ -30,7 +42,8 @@ class Family:
       (its declared dependencies do not build on current Python);
     - tiny: a function (meta, folder) -> options writing a random-weight miniature (maeb.encoders.tiny);
     - rules: the wrapper settings per protocol rule set ("mteb-2.26", "paper"; see
-      maeb.encoders.protocols for the keys), each a table architecture -> settings with "*" for all."""
+      maeb.encoders.protocols for the keys), each a table architecture -> settings with "*" for all;
+    - rule_keys: settings keys of the family's own, beyond maeb's (RULE_KEYS)."""
 
     name: str
     factory: str
@@ -39,6 +52,7 @@ class Family:
     no_deps: str | None = None
     tiny: str | None = None
     rules: Rules = field(default_factory=dict, hash=False)
+    rule_keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if ":" in self.name:
@@ -64,12 +78,35 @@ FAMILY_REGISTRY: dict[str, Family] = {}
 
 def register_family(family: Family) -> Family:
     """Add a family record to the registry and return it. Registering the same record again is a
-    no-op (a module imported twice); a different record under a registered name is refused."""
+    no-op (a module imported twice); a different record under a registered name is refused, and so
+    is a record whose rules name an unknown rule set or settings key (check_rules)."""
+    check_rules(family)
     old = FAMILY_REGISTRY.get(family.name)
     if old is not None and old != family:
         raise ModelError(f"family {family.name!r} is already registered (factory {old.factory}); choose another name")
     FAMILY_REGISTRY[family.name] = family
     return family
+
+
+def check_rules(family: Family) -> None:
+    """Refuse, in one line, rules under a rule set no protocol follows or with a settings key no
+    wrapper reads (neither RULE_KEYS nor the family's rule_keys): both would be silently ignored."""
+    from .protocols import PROTOCOLS
+
+    rule_sets = sorted({name for p in PROTOCOLS.values() for name in p.rule_sets})
+    keys = RULE_KEYS | set(family.rule_keys)
+    for rule_set, table in family.rules.items():
+        if rule_set not in rule_sets:
+            raise ModelError(
+                f"family {family.name!r}: rules for unknown protocol rule set {rule_set!r}; known: {', '.join(rule_sets)}"
+            )
+        for arch, settings in table.items():
+            unknown = sorted(set(settings) - keys)
+            if unknown:
+                raise ModelError(
+                    f"family {family.name!r}: rules[{rule_set!r}][{arch!r}] has unknown key {', '.join(map(repr, unknown))}; "
+                    f"valid keys: {', '.join(sorted(keys))} (declare a family's own keys in rule_keys)"
+                )
 
 
 def get_family(name: str) -> Family | None:
