@@ -156,7 +156,7 @@ def test_the_fixed_inputs_reach_every_branch():
     assert "Rank interval" in texts["board-uncertain-columns.md"] and "±1.2 [90.0–97.0]" in texts["board-uncertain-columns.md"]
     assert "Birds&lt;&amp;&gt;" in texts["board-rows.html"] and 'id="tasks"' in texts["board-rows.html"]
     assert 'class="radar"' in texts["board-None.html"] and "retained" in texts["robust.md"]
-    assert "| org/b<eta> | 0.0 | 0.0 | 0.0 | 0.0 | – |" in texts["robust.md"]
+    assert "| org/b&lt;eta&gt; | 0.0 | 0.0 | 0.0 | 0.0 | – |" in texts["robust.md"]  # raw HTML escaped in markdown
     assert "and 2 more" in texts["correlate.txt"] and "undefined" in texts["correlate.html"]
 
 

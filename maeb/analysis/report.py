@@ -18,7 +18,7 @@ import re
 
 from .. import __version__
 from .leaderboard import Board
-from .tables import BODY_CSS, CELL_CSS, cell, html_page, html_table, json_script, markdown_table, pct
+from .tables import BODY_CSS, CELL_CSS, cell, csv_safe, html_page, html_table, json_script, markdown_table, pct
 
 
 def count(n: int, noun: str) -> str:
@@ -60,11 +60,11 @@ def to_csv(board: Board) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     task_names = [t.name for t in board.tasks]
-    writer.writerow(["model", "rank_borda", "mean_task", "mean_tasktype", "n_tasks", *board.types, *task_names])
+    writer.writerow(["model", "rank_borda", "mean_task", "mean_tasktype", "n_tasks", *board.types, *map(csv_safe, task_names)])
     for r in board.rows:
         writer.writerow(
             [
-                r.model,
+                csv_safe(r.model),
                 r.rank,
                 _num(r.mean_task),
                 _num(r.mean_tasktype),
@@ -80,9 +80,10 @@ def to_csv_by_task(board: Board) -> str:
     """Tasks as rows, one column per model (the model's score; empty where it is missing)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["task", "type", "category", "domains", *(r.model for r in board.rows)])
+    writer.writerow(["task", "type", "category", "domains", *(csv_safe(r.model) for r in board.rows)])
     for t in board.tasks:
-        writer.writerow([t.name, t.type, t.category or "", ";".join(t.domains), *(_num(r.tasks.get(t.name)) for r in board.rows)])
+        described = [csv_safe(t.name), t.type, t.category or "", csv_safe(";".join(t.domains))]
+        writer.writerow([*described, *(_num(r.tasks.get(t.name)) for r in board.rows)])
     return buf.getvalue()
 
 

@@ -25,11 +25,29 @@ def pct(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.1f}"
 
 
+def md_text(text: str) -> str:
+    """Plain text for a markdown table cell: markdown renderers pass raw HTML through, so a name
+    holding `<script>` or `<img onerror=...>` would run in a rendered README; `|` and line breaks
+    would split the row. `&` is left alone: an entity renders as text, never as a tag."""
+    return str(text).replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
 def markdown_table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """A markdown table's lines: the header, its rule, one line per row of already formatted cells."""
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+    """A markdown table's lines: the header, its rule, one line per row of cells (plain text,
+    escaped here by md_text)."""
+    lines = ["| " + " | ".join(map(md_text, head)) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(map(md_text, cells)) + " |" for cells in rows]
     return lines
+
+
+# a spreadsheet reads a cell starting with one of these as a formula (CSV injection)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: object) -> object:
+    """A CSV cell that no spreadsheet evaluates: text starting with = + - @ (or a tab or carriage
+    return) gets a leading apostrophe; numbers pass unchanged (a negative score stays a number)."""
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
 
 
 def cell(value: object, text: str) -> str:
@@ -52,9 +70,10 @@ def html_table(head: Sequence[str], rows: Iterable[Sequence[str]], table_id: str
 
 
 def json_script(element_id: str, data: object) -> str:
-    """`data` as JSON inside the page, for scripts and readers of the saved file ('</' escaped, so
-    no string in it can close the element)."""
-    text = json.dumps(data).replace("</", "<\\/")
+    """`data` as JSON inside the page, for scripts and readers of the saved file. Every `<`, `>` and
+    `&` is written as its \\u escape (still the same JSON), so no string can close the element or
+    open `<!--` (which makes an HTML parser treat a later `</script>` as text, stopping the page's script)."""
+    text = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f'<script type="application/json" id="{element_id}">{text}</script>'
 
 
