@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.errors import MaebError
+from ..core.identity import check_env_options
 
 
 def option_pairs(pairs) -> dict:
@@ -12,6 +13,7 @@ def option_pairs(pairs) -> dict:
         if key in out and out[key] != value:
             raise MaebError(f"--option {key} is given twice ({out[key]!r} and {value!r}); give it once")
         out[key] = value
+    check_env_options(out)  # a key pasted as api_key_env= must not reach folder names or results
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, is_dataclass
@@ -28,6 +29,64 @@ EVALUATOR_VERSION = 2
 
 # options that are local paths to weights; their content joins the identity
 PATH_OPTIONS = ("path", "weights_path", "checkpoint", "text_path")
+
+
+# query parameters that carry credentials (?api_key=..., ?token=..., ?sig=...): a URL is written
+# into cache identities, result files and error lines, so their values are replaced
+_SECRET_PARAM = re.compile(r"(key|token|secret|passw|pwd|auth|sig|credential|session)", re.I)
+REDACTED = "REDACTED"
+
+
+def redact_url(url: str) -> str:
+    """`url` without credentials: user:password@ dropped, secret-looking query values replaced by
+    REDACTED. A URL without them comes back unchanged (so existing cache keys stay valid)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[-1] if "@" in parts.netloc else parts.netloc
+    query = parts.query
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if any(_SECRET_PARAM.search(k) for k, _ in pairs):
+        query = urlencode([(k, REDACTED if _SECRET_PARAM.search(k) else v) for k, v in pairs])
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def public_option(value):
+    """An option's value as identities, folder names and results may hold it: a URL redacted."""
+    return redact_url(value) if isinstance(value, str) and "://" in value else value
+
+
+# an environment variable's name: what `api_key_env` and friends must hold (never the key itself)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY_PREFIXES = ("sk-", "sk_", "ghp_", "gho_", "github_pat_", "hf_", "xox", "AKIA", "AIza", "glpat-", "Bearer ")
+
+
+def looks_like_key(value: str) -> bool:
+    """True when a value given as an environment variable's name looks like a key pasted in its place:
+    not a variable name, a known key prefix, or long and mixed-case with digits (names are UPPER_CASE)."""
+    text = str(value)
+    if not _ENV_NAME.fullmatch(text) or text.startswith(_KEY_PREFIXES):
+        return True
+    return len(text) >= 24 and any(c.islower() for c in text) and any(c.isdigit() for c in text)
+
+
+def check_env_options(options: Mapping, where: str = "--option") -> None:
+    """Refuse, in one line that does not repeat it, a key pasted where an option names the
+    environment variable holding it (api_key_env=sk-...): the value would land in folder names,
+    results and the cache."""
+    from .errors import MaebError
+
+    for key, value in options.items():
+        if str(key).endswith("_env") and value is not None and looks_like_key(str(value)):
+            raise MaebError(
+                f"{where} {key}= holds what looks like a secret key itself (not shown here); give the NAME of the environment "
+                f"variable that holds the key (for example {key}=OPENAI_API_KEY) and export the key in that variable"
+            )
 
 
 def digest(value, size: int = 16) -> str:
@@ -185,7 +244,7 @@ def experiment_settings(
             shown = path_fingerprint(value)
             out[key] = f"{Path(shown['path']).name}@{str(shown['content'])[:8]}"
         else:
-            out[key] = value
+            out[key] = public_option(value)
     if protocol != default_protocol:
         out["protocol"] = protocol
     if resampler:
@@ -211,7 +270,7 @@ def declared_identity(
     call_batch_size: None for mteb's batches of the families batched in call order)."""
     shown = {}
     for key, value in sorted(options.items()):
-        shown[key] = path_fingerprint(value, memo_dir) if key in PATH_OPTIONS and value else value
+        shown[key] = path_fingerprint(value, memo_dir) if key in PATH_OPTIONS and value else public_option(value)
     return {
         "name": meta.name,
         "revision": str(meta.revision),

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..audio.pipeline import LengthPolicy
 from ..core.errors import MaebError, MissingPackage, ModelError
+from ..core.identity import check_env_options, public_option
 from . import families as _builtin_families  # noqa: F401  (registers the built-in family records)
 from .family import FAMILY_REGISTRY, RegistryView, get_family
 from .family import Family as Family  # re-exported: maeb.encoders.Family, register_family
@@ -270,7 +271,7 @@ class ModelMeta:
         experiment_kwargs, and the maeb section records every option as the run used it."""
         options = dict(self.options if options is None else options)
         return {
-            "loader_kwargs": {k: v for k, v in options.items() if k != "path"},
+            "loader_kwargs": {k: public_option(v) for k, v in options.items() if k != "path"},
             "name": self.name,
             "revision": self.revision,
             "release_date": self.release_date,
@@ -307,7 +308,7 @@ class ModelMeta:
 def _shown_options(options: dict) -> dict:
     from ..core.identity import PATH_OPTIONS, path_fingerprint
 
-    return {k: (path_fingerprint(v) if k in PATH_OPTIONS and v else v) for k, v in sorted(options.items())}
+    return {k: (path_fingerprint(v) if k in PATH_OPTIONS and v else public_option(v)) for k, v in sorted(options.items())}
 
 
 def resolve_factory(family: str) -> Any:
@@ -428,8 +429,9 @@ def load_encoder(
 
     from .protocols import DEFAULT_PROTOCOL, get_protocol
 
-    factory = resolve_factory(meta.family)
     options = {**meta.options, **overrides}
+    check_env_options(options, f"model {meta.name!r}: option")
+    factory = resolve_factory(meta.family)
     accepts: Mapping[str, inspect.Parameter]
     try:
         accepts = inspect.signature(factory).parameters

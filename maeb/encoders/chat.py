@@ -73,6 +73,11 @@ class Endpoint:
     backoff: float = 1.0  # seconds before the first retry without a Retry-After; doubles each time
     role: str = "judge"  # named in error messages: "judge" or "model"
 
+    def __post_init__(self) -> None:
+        from ..core.identity import check_env_options
+
+        check_env_options({"api_key_env": self.api_key_env}, f"{self.role} {self.model}:")
+
     @property
     def api_key(self) -> str | None:
         """The API key from the environment variable the endpoint names, or None."""
@@ -81,11 +86,18 @@ class Endpoint:
     @property
     def label(self) -> str:
         """How error messages name the endpoint: "judge MODEL at URL"."""
-        return f"{self.role} {self.model} at {self.base_url}"
+        return f"{self.role} {self.model} at {self.public_url}"
+
+    @property
+    def public_url(self) -> str:
+        """base_url without credentials (user:password@, token query values): what lines and files show."""
+        from ..core.identity import redact_url
+
+        return redact_url(self.base_url)
 
     def public(self) -> dict:
         """What may be written into results: never the key, nor its variable's value."""
-        return {"base_url": self.base_url, "model": self.model}
+        return {"base_url": self.public_url, "model": self.model}
 
 
 @dataclass
@@ -264,10 +276,13 @@ class ReplyCache:
 
     @staticmethod
     def key(base_url: str, model: str, messages: list[dict], options: dict) -> str:
-        # the URL is part of the key: two servers that serve "the same" model name may not be the same model
-        """The cache key of one request: a sha256 of the server URL, model, messages and options."""
+        # the URL is part of the key: two servers that serve "the same" model name may not be the same model;
+        # its credentials are not (a rotated token is the same server)
+        """The cache key of one request: a sha256 of the server URL (credentials removed), model, messages and options."""
+        from ..core.identity import redact_url
+
         blob = json.dumps(
-            {"base_url": base_url.rstrip("/"), "model": model, "messages": messages, "options": options},
+            {"base_url": redact_url(base_url).rstrip("/"), "model": model, "messages": messages, "options": options},
             sort_keys=True,
             ensure_ascii=False,
         )
