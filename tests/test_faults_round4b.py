@@ -145,3 +145,40 @@ def test_a_key_pasted_as_api_key_env_is_refused_without_repeating_it(pasted):
     with pytest.raises(MaebError, match="looks like a secret key"):
         load_encoder(meta, base_url="http://127.0.0.1:9/v1", api_key_env=pasted)
     assert option_pairs([("api_key_env", "MY_SERVER_KEY")]) == {"api_key_env": "MY_SERVER_KEY"}
+
+
+# item 11: the commit "main" stood for
+
+
+def test_main_and_no_revision_resolve_to_the_commit_online_and_from_the_cache_offline(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    from maeb.data import hub as maeb_hub
+    from maeb.results.write import task_result
+    from maeb.spec.taskspec import parse_spec
+
+    from .hub.server import HubServer
+
+    sha = "89abcdef0123456789abcdef0123456789abcdef"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files: x.parquet\n---\n")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    with HubServer() as server:
+        server.add("dataset", "org/data", sha, repo)
+        monkeypatch.setattr(constants, "ENDPOINT", server.endpoint)
+        assert maeb_hub.resolved_commit("org/data", "main") == sha
+        assert maeb_hub.resolved_commit("org/data", None) == sha
+    refs = tmp_path / "hub-cache" / "datasets--org--data" / "refs"
+    refs.mkdir(parents=True)
+    (refs / "main").write_text(sha)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    assert maeb_hub.resolved_commit("org/data", "main") == sha  # offline: the ref the download wrote
+    assert maeb_hub.resolved_commit(str(repo), None) is None  # a local folder has no commit
+    raw = {"name": "T", "type": "classification", "data": {"source": "hub", "path": "org/data", "revision": "main"}}
+    spec = parse_spec(raw, "test spec", tmp_path)
+    from maeb.run.runner import _resolved_revision
+
+    assert _resolved_revision(spec, {}) == sha  # what the runner puts in the result's data notes
+    written = task_result(spec, {}, 0.0, {"data": {"resolved_revision": sha}})
+    assert written["dataset_revision"] == sha and task_result(spec, {}, 0.0, {"data": {}})["dataset_revision"] == "main"

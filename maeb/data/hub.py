@@ -178,6 +178,37 @@ def cached_default_config(repo: str, revision: str | None) -> str | None:
     return configs.get_default_config_name() if configs else None
 
 
+COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def resolved_commit(repo: str, revision: str | None, kind: str = "dataset") -> str | None:
+    """The commit a branch or tag (None: "main") of a hub repository stands for, so a result records
+    what was evaluated rather than a name that moves: a pinned commit as it is; online, the hub's
+    answer; offline, the ref huggingface_hub's cache wrote when it downloaded. None for a local
+    folder, or when neither can tell."""
+    if revision and COMMIT.fullmatch(revision):
+        return revision
+    if os.path.isdir(repo):
+        return None
+    ref = revision or "main"
+    from huggingface_hub import HfApi, constants
+
+    if not constants.is_offline_mode() and (_active is None or _active.offline is None):
+        try:
+            info = HfApi().repo_info(repo, revision=ref, repo_type=kind, timeout=PROBE_TIMEOUT * 3)
+            if info.sha and COMMIT.fullmatch(info.sha):
+                return info.sha
+        except Exception:  # unreachable or refused: the cache's ref below is the next best witness
+            pass
+    cached = os.path.join(constants.HF_HUB_CACHE, f"{kind}s--{repo.replace('/', '--')}", "refs", ref)
+    try:
+        with open(cached, encoding="utf-8") as handle:
+            text = handle.read().strip()
+    except OSError:
+        return None
+    return text if COMMIT.fullmatch(text) else None
+
+
 def first_line(exc: BaseException) -> str:
     """The first non-empty line of an exception's message, or its class name when it has none."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]

@@ -178,7 +178,8 @@ def write_model_meta(root: Path, meta: ModelMeta, options: dict | None = None, e
 def task_result(spec: TaskSpec, scores: dict[str, list[dict]], evaluation_time: float, run_info: dict) -> dict:
     """scores: split -> one entry per subset, each already holding main_score, hf_subset, languages."""
     return {
-        "dataset_revision": spec.revision,
+        # a branch ("main") or no revision resolved to its commit when the data came from the hub
+        "dataset_revision": (run_info.get("data") or {}).get("resolved_revision") or spec.revision,
         "task_name": spec.name,
         # mteb did not run: its loaders accept null here, and the maeb section says what ran
         "mteb_version": None,

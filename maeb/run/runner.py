@@ -175,6 +175,16 @@ def _fitting(meta, encoder, pending, ctx, strict, summary, log) -> list:
     return fitting
 
 
+def _resolved_revision(spec, variables: dict | None) -> str | None:
+    """The commit a hub task's unpinned data revision stood for at load time (None: pinned or local)."""
+    from ..data import hub
+
+    d = spec.data
+    if d.source == "audiofolder" or spec.dataset_revision or hub.COMMIT.fullmatch(d.revision or ""):
+        return None
+    return hub.resolved_commit(d.location(variables), d.revision)
+
+
 def evaluate_task(
     spec: TaskSpec,
     emb: Embedder,
@@ -198,7 +208,10 @@ def evaluate_task(
         time.perf_counter() - started,
     )
     shared = shared_clips(spec, data, on_leak, emb.warn)
-    notes = {"train_eval_shared_clips": len(shared), "train_eval_shared_clip_list": shared}
+    notes: dict = {"train_eval_shared_clips": len(shared), "train_eval_shared_clip_list": shared}
+    resolved = _resolved_revision(spec, emb.ctx.variables())
+    if resolved:  # the commit "main" (or no revision) stood for; result files record it (write.task_result)
+        notes["resolved_revision"] = resolved
     state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
     scores: dict[str, list[dict]] = {}
     files: dict[str, str] = {}
