@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -209,6 +210,41 @@ def resolved_commit(repo: str, revision: str | None, kind: str = "dataset") -> s
     return text if COMMIT.fullmatch(text) else None
 
 
+# A 5xx is the hub answering, not the network failing: huggingface_hub's own client (http_backoff)
+# retries such answers with waits doubling from 1 s, so a passing fault does not fail a task
+RETRY_STATUS = (500, 502, 503, 504)
+RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
+
+
+def server_error(exc: BaseException) -> int | None:
+    """The 5xx status the hub answered somewhere in an exception's chain, or None."""
+    for e in _chain(exc):
+        code = getattr(getattr(e, "response", None), "status_code", None)
+        if isinstance(code, int) and code in RETRY_STATUS:
+            return code
+        found = re.search(r"\b(50[0234]) Server Error", str(e))  # a wrapper that kept only the text
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def retrying(call, what: str, waits: tuple[float, ...] = RETRY_WAITS):
+    """call() again after each wait while the hub answers 5xx, saying so in one line each time;
+    the last failure propagates (explain() words it). Any other failure propagates at once."""
+    for attempt, wait in enumerate((*waits, None), start=1):
+        try:
+            return call()
+        except Exception as exc:
+            code = server_error(exc)
+            if code is None or wait is None:
+                raise
+            logging.getLogger("maeb").warning(
+                "%s: the hub answered HTTP %d; retrying in %g s (retry %d of %d)", what, code, wait, attempt, len(waits)
+            )
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
 def first_line(exc: BaseException) -> str:
     """The first non-empty line of an exception's message, or its class name when it has none."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
@@ -245,6 +281,13 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
                 f"no space left on the device while downloading {at}{target}: free space there, or point HF_HOME "
                 "(downloads) and --cache-dir at a disk with room, and run the same command again"
             )
+    code = server_error(exc)
+    if code is not None:
+        tries = len(RETRY_WAITS) + 1
+        return (
+            f"the hub at {url} answered HTTP {code} for {at} on each of {tries} tries over {sum(RETRY_WAITS):g} s: it is "
+            "reachable but failing; run the same command again later (finished tasks are kept)"
+        )
     gated = f"{name} is gated: accept its conditions at {page}, then log in (`hf auth login` or HF_TOKEN) and run again"
     refused = f"{name} is gated and your token has no access yet: request access at {page}, then run again"
     moved = f"{name} has no revision {revision} on {url}: check {pin}"

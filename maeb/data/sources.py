@@ -275,7 +275,8 @@ def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = N
     try:
         from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(repo, revision=revision, repo_type="dataset", allow_patterns=patterns))
+        fetch = functools.partial(snapshot_download, repo, revision=revision, repo_type="dataset", allow_patterns=patterns)
+        return Path(hub.retrying(fetch, f"{repo}@{(revision or 'main')[:10]}"))
     except Exception as exc:
         raise DataError(
             hub.explain(exc, "dataset", repo, revision)
@@ -351,7 +352,8 @@ def load_hub_split(
         hub.prepare()
         name = name or hub.cached_default_config(repo, revision)
     try:
-        ds = datasets.load_dataset(repo, name=name, revision=revision, split=split, cache_dir=local)
+        load = functools.partial(datasets.load_dataset, repo, name=name, revision=revision, split=split, cache_dir=local)
+        ds = load() if local else hub.retrying(load, where)
     except Exception as exc:
         told = None if local else hub.explain(exc, "dataset", repo, revision)
         if told:
