@@ -7,7 +7,9 @@ A file is trusted by its content, not its name: when a clip is written, the BLAK
 bytes is appended to the folder's content_hashes.jsonl. A rerun generates again every file whose
 bytes no longer match (replaced, truncated, zeroed, or written before hashes were recorded) and
 says how many; the scorers read each file's bytes once, check them against the digest and decode
-those bytes, so what is scored is what was generated."""
+those bytes, so what is scored is what was generated. The digests sit beside the clips (the
+last line for a name wins), so this catches accidents, not someone who rewrites clips and digests
+together (the README's "What the generated-audio check protects against" says so to users)."""
 
 from __future__ import annotations
 
