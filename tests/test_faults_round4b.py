@@ -245,3 +245,47 @@ def test_the_readme_says_what_the_generated_audio_check_does_and_does_not_protec
     section = text.split("### What the generated-audio check protects against", 1)[1].split("\n#", 1)[0]
     assert "content_hashes.jsonl" in section and "catches accidents" in section
     assert "does not protect against anyone who can write to the" in section
+
+
+# item 14: the cache identity keys on the family's declared packages
+
+IDENT_MODULE = '''
+import numpy as np
+
+
+class Plain:
+    """A wrapper that lists no `software` of its own."""
+
+    sample_rate = 16000
+    max_seconds = 10.0
+    batching = "padded"
+
+    def __init__(self, meta, device="cpu"):
+        pass
+
+    def config(self):
+        return {}
+
+    def embed_audio(self, clips):
+        return np.zeros((len(clips), 4), dtype=np.float32)
+'''
+
+
+def test_the_embedding_identity_changes_when_a_declared_package_changes(forget_family, tmp_path, monkeypatch):
+    from importlib import metadata
+
+    from maeb.core import identity as ident
+    from maeb.encoders import identity
+
+    (tmp_path / "x_ident_mod.py").write_text(IDENT_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    forget_family("x-ident")
+    register_family(Family("x-ident", "x_ident_mod:Plain", requires=("packaging>=20",)))
+    meta = ModelMeta(name="me/plain", family="x-ident", revision="none")
+    encoder = load_encoder(meta)
+    before = identity(meta, encoder)
+    assert before["software"]["packaging"] == metadata.version("packaging")
+    real = metadata.version
+    monkeypatch.setattr(ident.metadata, "version", lambda name: "999.0" if name == "packaging" else real(name))
+    after = identity(meta, encoder)
+    assert after["software"]["packaging"] == "999.0" and after != before

@@ -283,10 +283,19 @@ def declared_identity(
     }
 
 
-def encoder_identity(declared: dict, encoder, policy, device: str) -> dict:
-    """The embedding cache's key: the declared identity plus what the loaded wrapper reports."""
+def requirement_name(text: str) -> str:
+    """The distribution a pip requirement string names ("torch>=2.1" -> "torch")."""
+    return re.split(r"[<>=!~ ;\[]", text.strip(), maxsplit=1)[0]
+
+
+def encoder_identity(declared: dict, encoder, policy, device: str, requires: tuple[str, ...] = ()) -> dict:
+    """The embedding cache's key: the declared identity plus what the loaded wrapper reports.
+    requires: the pip requirements the model's family (and entry) declare; their installed versions
+    join the key beside the wrapper's own `software` list, so a wrapper that forgets to list its
+    package does not keep serving vectors after that package changes."""
     config = encoder.config() if callable(getattr(encoder, "config", None)) else {}
-    software = ("numpy", "soundfile", "soxr", *getattr(encoder, "software", ()))
+    declared_packages = (requirement_name(r) for r in requires)
+    software = ("numpy", "soundfile", "soxr", *getattr(encoder, "software", ()), *declared_packages)
     return {
         **declared,
         "config": config,

@@ -699,4 +699,4 @@ def identity(meta: ModelMeta, encoder, protocol: str | None = None, device: str 
 
     proto = get_protocol(protocol or DEFAULT_PROTOCOL)
     policy = replace(length_policy(encoder), resampler=proto.resampler) if has_audio(encoder) else None
-    return encoder_identity(declared_identity(meta, meta.options, proto.name), encoder, policy, device)
+    return encoder_identity(declared_identity(meta, meta.options, proto.name), encoder, policy, device, requirements(meta))

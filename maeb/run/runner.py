@@ -29,6 +29,7 @@ from ..encoders import (
     has_text,
     length_policy,
     load_encoder,
+    requirements,
 )
 from ..engine.cache import EmbeddingCache
 from ..engine.embed import Embedder
@@ -564,7 +565,9 @@ def build_embedder(job: ResolvedRun, encoder, cache_dir: Path | None = None, dec
         policy = replace(length_policy(encoder), resampler=job.resampler or protocol.resampler)
     # a protocol that changes only evaluators keys its vectors as the protocol it embeds as
     vectors = {**(declared or job.declared), "protocol": protocol.embeds_as}
-    cache = EmbeddingCache(cache_dir or cfg.cache_dir, encoder_identity(vectors, encoder, policy, cfg.device))
+    # the family's declared packages join the key too (not only the wrapper's own `software` list)
+    key = encoder_identity(vectors, encoder, policy, cfg.device, requirements(job.meta))
+    cache = EmbeddingCache(cache_dir or cfg.cache_dir, key)
     return Embedder(
         job.meta,
         encoder,
