@@ -185,3 +185,62 @@ def identical_vectors(vectors: np.ndarray) -> dict:
         "distinct_vectors": int(len(counts)),
         "largest_shared": int(counts.max()),
     }
+
+
+EXPECTED = "expected-over-tie-orders"  # a protocol's `ranks` when rank metrics are expected values
+
+
+def protocol_ties(protocol) -> tuple[bool, float]:
+    """(rank metrics as expected values over tie orders?, relative tolerance) of a run's protocol
+    (maeb.encoders.protocols.Protocol: its `ranks` and `tie_tolerance`; anything else: the defaults)."""
+    return getattr(protocol, "ranks", "") == EXPECTED, float(getattr(protocol, "tie_tolerance", RELATIVE_TOLERANCE))
+
+
+def distinct_clips(refs: Sequence, vectors: np.ndarray) -> np.ndarray:
+    """The rows of `vectors` of distinct clips (a clip used twice, as a query and a document or in
+    two pairs, counts once; clips are told apart by their content key, texts by themselves)."""
+    seen: dict = {}
+    for i, ref in enumerate(refs):
+        seen.setdefault(getattr(ref, "key", ref), i)
+    return np.asarray(vectors)[sorted(seen.values())]
+
+
+def record(
+    clip_vectors: np.ndarray,
+    n_items: int,
+    main_range: tuple[float, float] | None,
+    relative: float,
+    tied_topk: float | None = None,
+    tied_candidates: float | None = None,
+    topk: int | None = None,
+) -> dict:
+    """One split and subset's ties record (a result's maeb.ties): clips sharing a vector, the share
+    of queries (clips, for zero-shot) with tied scores in the top k and anywhere in their list, the
+    range of the main score over tie orders, and whether that range exceeds one item's share of the
+    score (1 / n_items: one query, clip or pair more or less right), which is when a run warns."""
+    share = 1.0 / n_items if n_items else 1.0
+    return {
+        **identical_vectors(clip_vectors),
+        "tolerance": relative,
+        "tolerance_rule": "scores of one list tie within tolerance x the list's largest |score|",
+        "topk": topk,
+        "share_queries_tied_topk": tied_topk,
+        "share_queries_tied_candidates": tied_candidates,
+        "main_score_range": None if main_range is None else [float(main_range[0]), float(main_range[1])],
+        "item_share": share,
+        "depends_on_tie_order": main_range is not None and main_range[1] - main_range[0] > share,
+    }
+
+
+def warning(rec: dict, model: str, task: str) -> str | None:
+    """The one line a run warns with when a main score depends on tie order by more than one
+    item's share (None otherwise), naming the model and the task."""
+    if not rec.get("depends_on_tie_order"):
+        return None
+    low, high = rec["main_score_range"]
+    shared = rec.get("largest_shared", 0)
+    why = f"{shared} clips share one vector" if shared > 1 else "scores tie within the tolerance"
+    return (
+        f"{why}; {task} depends on the order of tied candidates by up to {100 * (high - low):.1f} points "
+        f"(model {model}: main score between {low:.4f} and {high:.4f} over tie orders)"
+    )
