@@ -36,6 +36,9 @@ def _list_protocols(as_json: bool) -> int:
     for p in PROTOCOLS.values():
         print(f"{p.name}{' (default)' if p.name == DEFAULT_PROTOCOL else ''}: {p.reference}")
         probe = f"; probe {p.probe}, vectors of {p.embeds_as}" if p.probe != "mteb" else ""
+        probe += (
+            f"; ranks {p.ranks} (tie tolerance {p.tie_tolerance:g}), vectors of {p.embeds_as}" if p.ranks != "first-found" else ""
+        )
         print(f"  resampler {p.resampler}; text documents {p.text_documents}{probe}")
         for family, table in p.families.items():
             for arch in table:

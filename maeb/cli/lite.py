@@ -36,6 +36,11 @@ def add_parser(sub) -> None:
         metavar="N",
         help="probe refits on perturbed vectors per task, for each score's band (default 1; 0: none)",
     )
+    lite.add_argument(
+        "--protocol",
+        help="reference protocol (default mteb-2.26; e.g. mteb-2.26-tie-aware: results go to the experiments folder; "
+        "`maeb list protocols`)",
+    )
     lite.add_argument("--cache-dir", type=Path)
     lite.add_argument("--quiet", action="store_true")
 
@@ -61,6 +66,7 @@ def cmd_lite(args) -> int:
         tasks=args.tasks,
         stability_replays=args.stability_replays,
         debug=environment.debug(),
+        protocol=args.protocol,
     )
 
 

@@ -16,6 +16,11 @@ file. Every result records the protocol it followed (`maeb.protocol`).
   scores do not depend on the machine's rounding (mteb's unconverged probe turns last-bit
   differences into points: maeb.run.stability). Not mteb's numbers; its results go to the
   experiments folder like any other protocol's, and it reuses mteb-2.26's cached vectors.
+- "mteb-2.26-tie-aware" (opt-in): mteb-2.26's vectors, draws and evaluators, but where scores tie
+  (within tie_tolerance x the largest |score| of a list) a rank metric is its expected value over
+  every order of the tied items (McSherry and Najork, ECIR 2008; maeb.metrics.ties), a zero-shot
+  argmax tie is split (1/|tied| of a clip), and a pair AP is its expected value over orders of tied
+  pairs. Where nothing ties the scores are mteb-2.26's to the bit. Experiments folder, shared vectors.
 """
 
 from __future__ import annotations
@@ -52,6 +57,10 @@ class Protocol:
     notes: tuple[str, ...] = ()
     probe: str = "mteb"  # the classification probe (maeb.tasktypes.probe): "mteb" or "standardized"
     vectors: str | None = None  # a protocol whose vectors this one shares (it changes only evaluators)
+    # rank metrics over tied scores: "first-found" (mteb's: tied documents in trec_eval's order,
+    # score then id; argmax takes the first class) or "expected-over-tie-orders" (maeb.metrics.ties)
+    ranks: str = "first-found"
+    tie_tolerance: float = 1e-6  # scores of a list tie within this x its largest |score| (the ties record's too)
 
     @property
     def embeds_as(self) -> str:
@@ -83,6 +92,7 @@ class Protocol:
             "resampler": resampler or self.resampler,
             "text_documents": self.text_documents,
             **({"probe": self.probe} if self.probe != "mteb" else {}),
+            **({"ranks": self.ranks, "tie_tolerance": self.tie_tolerance} if self.ranks != "first-found" else {}),
         }
 
 
@@ -118,6 +128,19 @@ PROTOCOLS: dict[str, Protocol] = {
         notes=(
             "classification and multilabel scores do not move with the machine's last bits (see maeb.run.stability); "
             "they differ from mteb's and the published leaderboard's",
+        ),
+    ),
+    "mteb-2.26-tie-aware": Protocol(
+        name="mteb-2.26-tie-aware",
+        reference="mteb 2.26.24's vectors, draws and metrics; rank metrics as expected values over the orders of tied scores "
+        "(McSherry and Najork, ECIR 2008), zero-shot argmax ties split (not mteb's numbers where scores tie)",
+        resampler="torchaudio-sinc-hann",
+        text_documents="title-text-strip",
+        vectors="mteb-2.26",
+        ranks="expected-over-tie-orders",
+        notes=(
+            "a score that ties does not depend on the order a CPU's rounding puts tied items in; where nothing ties "
+            "within the tolerance the scores equal mteb-2.26's",
         ),
     ),
 }

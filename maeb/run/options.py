@@ -169,7 +169,8 @@ class RunOptions:
         DEFAULT_PROTOCOL,
         "reference protocol: mteb-2.26 (default: mteb 2.26.24, which the published MAEB results' evaluators "
         "match), paper (the MAEB-introduction code's caps and batching) or mteb-2.26-stable (its probes on standardised "
-        "features, fit to convergence: scores that do not depend on the machine; not mteb's); recorded in every result "
+        "features, fit to convergence: scores that do not depend on the machine; not mteb's) or mteb-2.26-tie-aware "
+        "(rank metrics as expected values over the orders of tied scores; mteb's to the bit where nothing ties); recorded in every result "
         "(`maeb list protocols`)",
         cli={"flags": ("--protocol",)},
     )

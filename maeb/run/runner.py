@@ -34,6 +34,7 @@ from ..encoders import (
 from ..engine.cache import EmbeddingCache
 from ..engine.embed import Embedder
 from ..engine.taskrecord import EmbedStats, outside_encoder_note
+from ..metrics.ties import warning as tie_warning
 from ..results.write import (
     check_writable,
     model_dir,
@@ -137,6 +138,7 @@ class TaskEvaluation(NamedTuple):
     files: dict[str, str]  # side files the task type wrote, by relative name
     infos: dict  # split -> subset -> what the task type recorded beside its metrics
     stability: dict | None = None  # maeb.run.stability's record (None: not asked for)
+    ties: dict | None = None  # split -> subset -> maeb.metrics.ties.record (rank-based types only)
 
 
 def _missing_side(needs: set[str], encoder) -> str | None:
@@ -217,6 +219,7 @@ def evaluate_task(
     scores: dict[str, list[dict]] = {}
     files: dict[str, str] = {}
     infos: dict[str, dict] = {}
+    tie_records: dict[str, dict] = {}
     for split in spec.data.eval_splits:  # splits outside, subsets inside: mteb's order of draws
         entries = []
         for subset, tables in data.items():
@@ -249,6 +252,16 @@ def evaluate_task(
             folder = "" if len(data) == 1 else f"{subset}/"
             prefix = "" if len(spec.data.eval_splits) == 1 else f"{split}_"
             files.update({f"{folder}{prefix}{name}": text for name, text in result.files.items()})
+            if "ties" in result.info:  # a result's maeb.ties, with its warning when the score hangs on tie order
+                tie_records.setdefault(split, {})[subset] = record = result.info.pop("ties")
+                where = (
+                    spec.name
+                    + ("" if subset == "default" else f"/{subset}")
+                    + ("" if len(spec.data.eval_splits) == 1 else f" [{split}]")
+                )
+                message = tie_warning(record, emb.meta.name, where)
+                if message:
+                    emb.warn(message)
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
         scores[split] = entries
@@ -260,7 +273,7 @@ def evaluate_task(
 
         evaluator_seconds = seconds - emb.stats.embed_wall_seconds  # the evaluator's own time, not the encoder's
         stability = measure(spec, data, emb, scores, stability_replays, evaluation_seconds=evaluator_seconds)
-    return TaskEvaluation(scores, seconds, notes, files, infos, stability)
+    return TaskEvaluation(scores, seconds, notes, files, infos, stability, tie_records or None)
 
 
 def shared_clips(spec: TaskSpec, data: dict, on_leak: str, warn) -> list[dict]:
@@ -471,6 +484,7 @@ def run(
                 "embedding": embedding,
                 "fingerprints": emb.fingerprints(),
                 "stability": outcome.stability,
+                **({"ties": outcome.ties} if outcome.ties else {}),
                 "numeric_env": numeric_env(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),

@@ -19,6 +19,7 @@ from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.cluster import adjusted_mutual_info_score, v_measure_score
 
 from ..core.errors import DataError, SpecError
+from ..metrics import ties
 from . import Evaluation, Param, keep_valid, make_params
 
 NAME = "clustering"
@@ -114,5 +115,8 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         rows = state.rng.sample(range(len(table)), k=min(len(table), limit))
     x, ok = emb.audio([table[audio][i] for i in rows])
     labels = [v if isinstance(v, list) else [v] for v in (table[label][i] for i in rows)]
+    refs = [r for r, k in zip((table[audio][i] for i in rows), ok) if k]
     x, labels = keep_valid(ok, x, labels)
-    return Evaluation(bootstrap_scores(x, labels, p, state.rng))
+    # k-means has no order of tied items: the record counts clips sharing a vector, and no range
+    record = ties.record(ties.distinct_clips(refs, x), len(x), None, ties.protocol_ties(getattr(emb, "protocol", None))[1])
+    return Evaluation(bootstrap_scores(x, labels, p, state.rng), {"ties": record})

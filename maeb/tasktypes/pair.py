@@ -11,6 +11,7 @@ from sklearn.metrics import average_precision_score
 
 from ..core.errors import DataError
 from ..data.sources import binary_labels
+from ..metrics import ties
 from ..metrics.similarity import paired_similarity
 from . import Evaluation, Param, keep_valid
 
@@ -79,9 +80,20 @@ def best_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> tup
     return best
 
 
-def pair_metrics(e1: np.ndarray, e2: np.ndarray, labels: np.ndarray, similarity: str) -> dict:
+def pair_metrics(
+    e1: np.ndarray,
+    e2: np.ndarray,
+    labels: np.ndarray,
+    similarity: str,
+    expected: bool = False,
+    relative: float = ties.RELATIVE_TOLERANCE,
+    ties_out: dict | None = None,
+) -> dict:
     """Best accuracy, best F1 (with its precision and recall) and average precision of each pair score (the model's similarity,
-    cosine, manhattan, euclidean, dot), and the max of each over the scores."""
+    cosine, manhattan, euclidean, dot), and the max of each over the scores. Pairs whose scores tie
+    (maeb.metrics.ties, one list of all pairs): with expected, an AP is its expected value over the
+    orders of tied pairs (sklearn's where none ties); ties_out receives each score's AP range and
+    share of tied pairs."""
     d = np.asarray(e1, np.float64) - np.asarray(e2, np.float64)
     scored = [
         ("similarity", paired_similarity(e1, e2, similarity), True),
@@ -101,6 +113,12 @@ def pair_metrics(e1: np.ndarray, e2: np.ndarray, labels: np.ndarray, similarity:
             "recall": recall,
             "ap": float(average_precision_score(labels, scores * (1 if higher else -1))),
         }
+        if expected or ties_out is not None:
+            spread = ties.average_precision_range(scores * (1 if higher else -1), labels, relative)
+            if expected and spread["tied_share"] > 0:
+                values["ap"] = spread["expected"]
+            if ties_out is not None:
+                ties_out[name] = spread
         for metric, value in values.items():
             out[f"{name}_{metric}"] = float(value)
             best.setdefault(metric, []).append(float(value))
@@ -121,4 +139,17 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     e1, e2, y = keep_valid(ok1 & ok2, x1, x2, labels)
     if len(set(y.tolist())) < 2:
         raise DataError(f"{spec.name}: every usable pair has label {int(y[0])}; average precision needs both 0 and 1")
-    return Evaluation(pair_metrics(e1, e2, y, emb.similarity))
+    expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
+    spreads: dict = {}
+    scores = pair_metrics(e1, e2, y, emb.similarity, expected, relative, spreads)
+    refs = [r for r, k in zip([*table[a1], *table[a2]], np.concatenate([ok1 & ok2, ok1 & ok2])) if k]
+    # max_ap is the best AP over the five scores, each over its own tie orders
+    main_range = None
+    if spec.main_score == "max_ap":
+        main_range = (max(s["low"] for s in spreads.values()), max(s["high"] for s in spreads.values()))
+    elif spec.main_score.endswith("_ap") and spec.main_score[:-3] in spreads:
+        one = spreads[spec.main_score[:-3]]
+        main_range = (one["low"], one["high"])
+    tied = spreads["similarity"]["tied_share"]  # of the model's own similarity: all pairs are one list
+    record = ties.record(ties.distinct_clips(refs, np.concatenate([e1, e2])), len(y), main_range, relative, None, tied)
+    return Evaluation(scores, {"ties": record})

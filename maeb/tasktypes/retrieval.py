@@ -16,6 +16,7 @@ import numpy as np
 from ..audio.pipeline import AudioRef
 from ..core.errors import DataError
 from ..data.sources import RetrievalData
+from ..metrics import ties
 from ..metrics.similarity import prepared, row_blocks, scores, similarity_matrix
 from . import Evaluation, Param
 
@@ -86,13 +87,19 @@ def search(data: RetrievalData, emb, top_k: int, block_bytes: int = SCORE_BLOCK_
 
 
 def iter_search(
-    data: RetrievalData, emb, top_k: int, block_bytes: int = SCORE_BLOCK_BYTES
+    data: RetrievalData, emb, top_k: int, block_bytes: int = SCORE_BLOCK_BYTES, clips_out: list | None = None
 ) -> Iterator[tuple[str, dict[str, float]]]:
     """`search`'s (query id, {document id: score}) items in query order; with unique ids and one
     corpus chunk only a block's results are alive at a time, so a caller that scores each query as
-    it comes holds n_queries x top_k scores nowhere (50,000 x 1,000 as dicts: about 7 GB)."""
+    it comes holds n_queries x top_k scores nowhere (50,000 x 1,000 as dicts: about 7 GB).
+    clips_out, if given, receives the audio items' (clips, vectors) of queries and corpus (for the
+    ties record: clips that share one vector)."""
     q, q_ok = embed_items([item for _, item in data.queries], emb)
     d, d_ok = embed_items([item for _, item in data.corpus], emb)
+    if clips_out is not None:
+        for items, vectors, ok in ((data.queries, q, q_ok), (data.corpus, d, d_ok)):
+            rows = [i for i, (_, item) in enumerate(items) if isinstance(item, AudioRef) and ok[i]]
+            clips_out.append(([items[i][1] for i in rows], vectors[rows]))
     qids = [i for (i, _), k in zip(data.queries, q_ok) if k]
     dids = [i for (i, _), k in zip(data.corpus, d_ok) if k]
     q, d = (q, d) if q_ok.all() and d_ok.all() else (q[q_ok], d[d_ok])
@@ -238,18 +245,36 @@ def retrieval_metrics(
     qrels: dict[str, dict[str, int]],
     k_values,
     per_query_out: list | None = None,
+    expected: bool = False,
+    relative: float = ties.RELATIVE_TOLERANCE,
+    ties_out: dict | None = None,
 ) -> dict:
     """Scores of every query in `results` (mteb keeps each query that has a qrels entry, with or
     without a relevant document or a result), averaged; ndcg/map/recall/precision/hit rate rounded
     to 5 places as mteb rounds them, MRR unrounded, plus the nAUC of each metric under three
     confidence functions. `results` may be (query id, scores) items with unique ids, as
     `iter_search` yields them: each query is reduced to its metrics as it comes. per_query_out,
-    if given, receives (query id, its metrics) in order."""
+    if given, receives (query id, its metrics) in order.
+
+    Tied scores (maeb.metrics.ties, within `relative` x a query's largest |score|): with expected,
+    each query's metrics are their expected values over every order of its tied documents (equal
+    to trec_eval's to the bit where nothing ties); ties_out, if given, receives each query's metrics
+    in the worst and the best tie order ("low", "high") and its tie groups' sizes ("sizes")."""
     items = results.items() if isinstance(results, Mapping) else results
     per_query, confidence = [], []
     for qid, docs in items:
         if qid in qrels:
-            per_query.append(query_metrics(_ranked(docs), qrels[qid], k_values))
+            groups = ties.ranked_groups(docs, qrels[qid], relative) if expected or ties_out is not None else []
+            if expected:
+                per_query.append(ties.expected_metrics(groups, ties.ideal_gains(qrels[qid]), k_values))
+            else:
+                per_query.append(query_metrics(_ranked(docs), qrels[qid], k_values))
+            if ties_out is not None:
+                tied = ties.has_ties(groups)
+                for side, best in (("low", False), ("high", True)):
+                    bound = ties.ordered_metrics(groups, ties.ideal_gains(qrels[qid]), k_values, best) if tied else per_query[-1]
+                    ties_out.setdefault(side, []).append(bound)
+                ties_out.setdefault("sizes", []).append([len(g) for g in groups])
             confidence.append(_confidence(list(docs.values())))
             if per_query_out is not None:
                 per_query_out.append((qid, per_query[-1]))
@@ -259,8 +284,7 @@ def retrieval_metrics(
     names = {"NDCG": "ndcg", "MAP": "map", "Recall": "recall", "P": "precision", "HitRate": "hit_rate", "MRR": "mrr"}
     for short, name in names.items():
         for k in k_values:
-            mean = sum(m[f"{short}@{k}"] for m in per_query) / len(per_query)
-            out[f"{name}_at_{k}"] = mean if short == "MRR" else round(mean, 5)
+            out[f"{name}_at_{k}"] = mean_metric(per_query, short, k)
     out["accuracy"] = out[f"recall_at_{k_values[0]}"]
     for short, name in names.items():
         if short == "HitRate":
@@ -272,9 +296,15 @@ def retrieval_metrics(
     return out
 
 
+def mean_metric(per_query: list[dict], short: str, k: int) -> float:
+    """A metric's mean over queries as mteb reports it: rounded to 5 places, MRR unrounded."""
+    mean = sum(m[f"{short}@{k}"] for m in per_query) / len(per_query)
+    return mean if short == "MRR" else round(mean, 5)
+
+
 def evaluate(data, split, emb, spec, state) -> Evaluation:
     """Score split `split`: embed queries and corpus, rank the corpus by similarity per query (or its candidates) and compute the
-    trec_eval metrics."""
+    trec_eval metrics (under a tie-aware protocol, their expected values over tie orders), with the ties record."""
     p = spec.protocol
     split_data = data[split]
     if not isinstance(split_data, RetrievalData):
@@ -285,11 +315,34 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     qrels = {q: docs for q, docs in split_data.qrels.items() if docs}
     queries = [(q, v) for q, v in split_data.queries if q in qrels]
     split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
-    results = iter_search(split_data, emb, p["top_k"])
+    clips: list = []
+    results = iter_search(split_data, emb, p["top_k"], clips_out=clips)
     per_query: list = []
-    out = retrieval_metrics((_adjusted(qid, docs, p) for qid, docs in results), qrels, p["k_values"], per_query)
+    expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
+    bounds: dict = {}
+    adjusted = (_adjusted(qid, docs, p) for qid, docs in results)
+    out = retrieval_metrics(adjusted, qrels, p["k_values"], per_query, expected, relative, bounds)
     _report_outcomes(emb, spec.main_score, split_data, per_query)
-    return Evaluation(out)
+    return Evaluation(out, {"ties": _ties_record(spec.main_score, clips, bounds, relative, p["k_values"])})
+
+
+def _ties_record(main_score: str, clips: list, bounds: dict, relative: float, k_values) -> dict:
+    """The split's ties record (maeb.metrics.ties.record): the main score's range over tie orders
+    when it is a mean over queries, and the share of queries with ties in its top k (k of the main
+    score, else the first cut-off) and anywhere in their list."""
+    refs = [ref for part, _ in clips for ref in part]
+    vectors = np.concatenate([v for _, v in clips]) if clips else np.zeros((0, 0), np.float32)
+    name, _, k = main_score.rpartition("_at_")
+    short = _SHORT.get(name)
+    cut = int(k) if short and k.isdigit() else k_values[0]
+    sizes = bounds.get("sizes", [])
+    n = len(sizes)
+    main_range = None
+    if short and k.isdigit() and n:
+        main_range = (mean_metric(bounds["low"], short, cut), mean_metric(bounds["high"], short, cut))
+    tied_topk = sum(ties.tied_within([[0] * s for s in q], cut) for q in sizes) / n if n else 0.0
+    tied_any = sum(any(s > 1 for s in q) for q in sizes) / n if n else 0.0
+    return ties.record(ties.distinct_clips(refs, vectors), n, main_range, relative, tied_topk, tied_any, cut)
 
 
 _SHORT = {"ndcg": "NDCG", "map": "MAP", "recall": "Recall", "precision": "P", "hit_rate": "HitRate", "mrr": "MRR"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import DataError
+from ..metrics import ties
 from ..metrics.similarity import similarity_matrix
 from . import Evaluation, Param, keep_valid
 from .classification import binary_ap, label_metrics
@@ -64,4 +65,21 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     scores = label_metrics(y, probs.argmax(axis=1))
     if len(np.unique(y)) == 2:  # mteb scores binary tasks by the similarity to the second class
         scores["ap"], scores["ap_weighted"] = (float(v) for v in binary_ap(y, probs[:, 1]))
-    return Evaluation(scores)
+    expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
+    split_ties = ties.argmax_ties(probs, y, relative)
+    if expected and split_ties["tied_share"] > 0:  # a tied argmax counts 1/|tied| (where none ties: sklearn's accuracy)
+        scores["accuracy"] = split_ties["expected"]
+    return Evaluation(scores, {"ties": _ties_record(table[audio], ok, x, probs, split_ties, relative, spec.main_score)})
+
+
+def _ties_record(refs, ok, x, probs, split_ties: dict, relative: float, main_score: str) -> dict:
+    """The split's ties record: clips sharing a vector, the share of clips whose best class ties
+    (top 1) or whose class scores tie anywhere, and, for accuracy, its range over tie orders."""
+    kept = [r for r, k in zip(refs, ok) if k]
+    tied_any = np.mean(
+        [max(ties.group_sizes(sorted(row, reverse=True), ties.tolerance(row, relative))) > 1 for row in probs.tolist()]
+    )
+    main_range = (split_ties["low"], split_ties["high"]) if main_score == "accuracy" else None
+    return ties.record(
+        ties.distinct_clips(kept, x), len(probs), main_range, relative, split_ties["tied_share"], float(tied_any), 1
+    )

@@ -40,9 +40,11 @@ def evaluate(
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
     debug: bool = False,
+    protocol: str | None = None,
 ) -> dict[str, float]:
     """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model. debug:
-    unexpected errors raise with their traceback (RunOptions.debug)."""
+    unexpected errors raise with their traceback (RunOptions.debug); protocol: another reference
+    protocol than the default (its results go to the experiments folder)."""
     from ...core.errors import MaebError, MissingPackage
 
     specs = lite_specs(tasks)
@@ -61,6 +63,8 @@ def evaluate(
         )
         if stability_replays is not None:
             cfg = replace(cfg, stability_replays=stability_replays)
+        if protocol is not None:
+            cfg = replace(cfg, protocol=protocol)
         try:
             run(meta, specs, cfg, log=_log)
         except MissingPackage as exc:  # one model's optional package must not stop the others
@@ -124,13 +128,14 @@ def main(
     tasks: list[str] | None = None,
     stability_replays: int | None = None,
     debug: bool = False,
+    protocol: str | None = None,
 ) -> int:
     """`maeb lite`: build the synthetic data if needed, run the models on the MAEB-lite tasks, write the leaderboard, and with
     `check` compare against the reference results."""
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
     folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)
-    options = {"tasks": tasks, "stability_replays": stability_replays, "debug": debug}
+    options = {"tasks": tasks, "stability_replays": stability_replays, "debug": debug, "protocol": protocol}
     return _main(
         folder,
         seed,
@@ -186,6 +191,7 @@ def _main(
         options["tasks"],
         options["stability_replays"],
         options["debug"],
+        options.get("protocol"),
     )
     text = leaderboard(Path(output_dir))
     print(text)
