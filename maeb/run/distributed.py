@@ -9,11 +9,15 @@ The driver is the one writer of the run's SQLite cache: it commits each returned
 transaction. Then it evaluates each task with the plain runner (maeb.run.runner.run, one task at a
 time) over a stand-in for the model (RemoteEncoder): every vector the evaluator asks for is read
 from the cache the shards filled, and what no shard held (texts, the few-shot draws of a training
-split, families batched in call order, whose vectors depend on their batch-mates and which are
-therefore never split: each mteb batch is sent whole, in call order) is computed by a worker, one
-call at a time, exactly as the plain path batches it. So the evaluator, the result file and its
-atomic write are the plain run's own code, run where the vectors are, and the scores are equal bit
-for bit. This was chosen over merging per-worker SQLite shards into the cache because it needs no
+split, families batched in call order and encoders that declare `batch_dependent = True`, whose
+vectors depend on their batch-mates and which are therefore never cut into shards: the driver forms
+each batch as the plain run does and sends it whole) is computed by a worker, one call at a time.
+Each worker applies the driver's thread counts (BLAS, OpenMP, torch: Ray starts workers with
+OMP_NUM_THREADS=1, and the thread count moves the last bits of a reduction) before every piece of
+work, and stops with one line when a library will not take them. So the evaluator, the result
+file and its atomic write are the plain run's own code, run where the vectors are, and the vectors
+and scores are the plain run's bit for bit (tests/test_ray_equal_vectors.py). Each result records
+the threads and how the batches were formed (`maeb.ray`). This was chosen over merging per-worker SQLite shards into the cache because it needs no
 file system shared by the workers' caches and the driver, and no second writer can exist. The
 cache's claims are not relied on inside a run (the driver schedules each clip once); they still
 keep the driver's own leftover embedding from racing another run on the same cache.
@@ -42,6 +46,7 @@ from ..data import hub
 from ..encoders import ModelMeta, has_audio
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec
+from .numeric_env import thread_counts
 from .options import ResolvedRun, RunOptions, check_ray, resolve
 from .rayworker import MaebWorker, RemoteEncoder
 from .runner import RunSummary, TaskResult, _accumulate, _missing_side, build_embedder, fail_task, plan, prepare_offline_data, run
@@ -164,9 +169,11 @@ def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, wor
     pool = None
     try:
         count = workers or _default_workers(ray, cfg, local=address in (None, "local"))
-        pool = _Pool(ray, meta, job, count, log, outside_paths(meta, [t.spec for t in tasks]))
+        threads = thread_counts()  # what the plain run computes with; the workers take them
+        pool = _Pool(ray, meta, job, count, log, outside_paths(meta, [t.spec for t in tasks]), threads)
         described = pool.first()
         remote = RemoteEncoder(described, pool.send)
+        record = {"threads": threads, "batches": batches_of(remote, shard_clips)}
         main = build_embedder(local, remote)
         pool.expected = main.cache.identity
         pool.check(described)
@@ -181,7 +188,7 @@ def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, wor
                     fail_task(summary, task.spec.name, task.failed, cfg.raise_error, log)
                 else:
                     try:
-                        part = run(meta, [task.spec], local, log, encoder=remote, amend=_labeller(task, cfg))
+                        part = run(meta, [task.spec], local, log, encoder=remote, amend=_labeller(task, cfg, record))
                     except MaebError as exc:  # raised outside the task's evaluation (or under raise_error)
                         fail_task(summary, task.spec.name, exc, cfg.raise_error, log)
                     else:
@@ -268,7 +275,7 @@ class _Pool:
     """The model workers: which are ready, what each has in flight, and one call at a time for
     the driver's stand-in encoder (sent to the least busy worker)."""
 
-    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log, paths: tuple[str, ...] = ()):
+    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log, paths: tuple[str, ...] = (), threads=None):
         self.ray, self.meta, self.log = ray, meta, log
         options = {"num_cpus": 1, "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
         if job.options.device == "cuda":
@@ -278,7 +285,7 @@ class _Pool:
         actor = ray.remote(MaebWorker).options(**options)
         run_id = uuid.uuid4().hex[:8]
         shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
-        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1, paths) for i in range(count)}
+        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1, paths, threads) for i in range(count)}
         self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
         self.ready: dict[int, Any] = {}  # worker number -> its Ray actor handle
         self.busy: dict[int, int] = {}
@@ -460,7 +467,7 @@ class _Feeder(threading.Thread):
         """The task's shards: unique clips of its evaluation splits not yet cached nor scheduled."""
         spec = task.spec
         needs = tasktypes.get(spec.type).needs(spec)
-        split = getattr(self.encoder, "batch_order", "length") != "call" and has_audio(self.encoder)
+        split = not driver_batches(self.encoder) and has_audio(self.encoder)
         if not split or "audio" not in needs or needs & {"generate", "synthesize"} or _missing_side(needs, self.encoder):
             task.ready.set()  # the driver's runner sends its batches to the workers itself (or skips the task)
             return
@@ -583,16 +590,32 @@ def _merge(summary: RaySummary, part: RunSummary, results: dict) -> None:
     results.update({r.task: r for r in part.results})
 
 
-def _labeller(task: _Task, cfg: RunOptions):
+def driver_batches(encoder) -> bool:
+    """Whether the driver forms the batches (and sends each to a worker) instead of cutting
+    shards: families batched in call order, and encoders that declare `batch_dependent = True`
+    (their vectors depend on their batch-mates, as CTranslate2's kernels pick by batch size), so
+    their batches must be the plain run's."""
+    return getattr(encoder, "batch_order", "length") == "call" or bool(getattr(encoder, "batch_dependent", False))
+
+
+def batches_of(encoder, shard_clips: int) -> str:
+    """How a Ray run batched the audio, as its results record it (`maeb.ray.batches`)."""
+    if driver_batches(encoder):
+        return "formed by the driver as in the plain run, each sent whole to a worker"
+    return f"shards of up to {shard_clips} clips, batched by length on the workers"
+
+
+def _labeller(task: _Task, cfg: RunOptions, record: dict | None = None):
     """What a task's result must say that the driver's runner cannot see: the clips the workers
-    embedded for it (the runner found them in the cache) and the --precision the workers ran in."""
+    embedded for it (the runner found them in the cache), the --precision the workers ran in, and
+    the threads and batching the workers used (`record`)."""
 
     def amend(spec, info: dict) -> None:
         stats = info["embedding"]
         moved = min(task.clips, stats.get("clips_cached", 0))
         stats["clips_cached"] -= moved
         stats["clips_embedded"] = stats.get("clips_embedded", 0) + moved
-        info["ray"] = {"clips_embedded_by_workers": task.clips}
+        info["ray"] = {"clips_embedded_by_workers": task.clips, **(record or {})}
         if cfg.precision:
             info["precision"] = cfg.precision
 

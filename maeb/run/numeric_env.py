@@ -122,3 +122,57 @@ def differences(reference: dict | None, run: dict | None) -> str:
     if a == b and not packages:
         return ""
     return f"numeric environment: reference {a}; run {b}{packages}"
+
+
+def thread_counts() -> dict:
+    """The threads this process computes with: each loaded BLAS/OpenMP library's (by its
+    threadpoolctl prefix, e.g. libscipy_openblas, libgomp) and torch's intra-op threads (torch is
+    imported when installed: the plain run's encoders and resampler load it). A Ray worker applies
+    these (apply_thread_counts), so its vectors are the plain run's: the thread count changes the
+    last bits of a BLAS or torch reduction, and Ray starts workers with OMP_NUM_THREADS=1."""
+    import importlib.util
+
+    import numpy  # noqa: F401  (the libraries are listed only once loaded)
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    torch = sys.modules.get("torch")
+    if torch is None and importlib.util.find_spec("torch") is not None:
+        import torch  # before listing: it brings its own OpenMP library
+    libraries: dict[str, int] = {}
+    for lib in threadpool_info():
+        key = f"{lib.get('user_api')}:{lib.get('prefix')}"
+        libraries[key] = max(libraries.get(key, 0), int(lib.get("num_threads") or 0))
+    return {"libraries": dict(sorted(libraries.items())), "torch": int(torch.get_num_threads()) if torch else None}
+
+
+def apply_thread_counts(wanted: dict) -> str:
+    """Set this process's threads to `wanted` (thread_counts() of the driver): a library of the
+    same prefix gets its count, another library the largest count of its kind (blas, openmp); then
+    read them back. Returns '' when they match, else what differs in one phrase."""
+    from threadpoolctl import ThreadpoolController
+
+    libraries = wanted.get("libraries") or {}
+    by_api: dict[str, int] = {}
+    for key, count in libraries.items():
+        api = key.split(":", 1)[0]
+        by_api[api] = max(by_api.get(api, 0), count)
+    controller = ThreadpoolController()
+    for lib in controller.lib_controllers:
+        count = libraries.get(f"{lib.user_api}:{lib.prefix}", by_api.get(lib.user_api))
+        if count and lib.num_threads != count:
+            lib.set_num_threads(count)
+    torch = sys.modules.get("torch")
+    if wanted.get("torch") and torch is None:
+        import torch
+    if torch is not None and wanted.get("torch") and torch.get_num_threads() != wanted["torch"]:
+        torch.set_num_threads(int(wanted["torch"]))
+    got = thread_counts()
+    wrong = [
+        f"{key} {count} here, {libraries[key]} on the driver"
+        for key, count in got["libraries"].items()
+        if key in libraries and count != libraries[key]
+    ]
+    if wanted.get("torch") and got["torch"] != wanted["torch"]:
+        wrong.append(f"torch {got['torch']} here, {wanted['torch']} on the driver")
+    return "; ".join(wrong)

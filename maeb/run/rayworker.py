@@ -29,6 +29,7 @@ from ..core.progress import Progress
 from ..encoders import SIDES, check_encoder, check_precision, load_encoder
 from ..engine.embed import Embedder
 from . import runner
+from .numeric_env import apply_thread_counts
 
 FOLDER_PREFIX = "maeb-ray-worker-"
 STALE_FOLDER_SECONDS = 86400.0  # a worker folder untouched for a day belongs to a run that was killed
@@ -38,8 +39,9 @@ class MaebWorker:
     """One model loaded in one process of the cluster. Failures to load are reported by describe()
     (an exception in an actor's constructor would only say that the actor died)."""
 
-    def __init__(self, meta, job, run_id: str, number: int, paths: tuple[str, ...] = ()):
+    def __init__(self, meta, job, run_id: str, number: int, paths: tuple[str, ...] = (), threads: dict | None = None):
         self.started = time.perf_counter()
+        self.threads = threads  # the driver's thread counts (maeb.run.numeric_env.thread_counts)
         _add_import_paths(paths)
         self.where = f"worker {number} ({socket.gethostname()}:{os.getpid()})"
         self.busy, self.clips, self.shards, self.calls = 0.0, 0, 0, 0
@@ -70,6 +72,9 @@ class MaebWorker:
             # the worker's own cache file: cfg.cache_dir stays the data's (ctx), the vectors go to self.folder
             self.emb = runner.build_embedder(job.with_context(ctx), encoder, cache_dir=self.folder)
             self.encoder = encoder
+            wrong = self._threads_problem()  # after loading: the model may have brought a library of its own
+            if wrong:
+                raise ModelError(wrong)
         except MaebError as exc:
             self.problem = f"{self.where}: {exc}"
         except Exception as exc:  # a wrapper's own failure, named in one line for the driver
@@ -97,6 +102,24 @@ class MaebWorker:
             raise ModelError(f"{self.where}: the model is not loaded ({self.problem})")
         return self.emb, self.encoder
 
+    def _threads_problem(self) -> str:
+        """The driver's thread counts applied here, in the thread that computes (OpenMP's count is
+        per thread); '' when they hold, else the one line that stops this worker (its vectors
+        would not be the plain run's)."""
+        wrong = apply_thread_counts(self.threads) if self.threads is not None else ""
+        if not wrong:
+            return ""
+        return (
+            f"thread counts differ from the driver's after setting them ({wrong}), so its vectors would not be the "
+            "plain run's; give the driver as many threads as this node allows (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) or run without --ray"
+        )
+
+    def _same_threads(self) -> None:
+        """Before each piece of work: the driver's thread counts, or a ModelError naming this worker."""
+        wrong = self._threads_problem()
+        if wrong:
+            raise ModelError(f"{self.where}: {wrong}")
+
     def pid(self) -> int:
         """This worker's process id (a restarted worker has another)."""
         return os.getpid()
@@ -106,6 +129,7 @@ class MaebWorker:
         and the shard's embedding record."""
         t0 = time.perf_counter()
         emb, _ = self._loaded()
+        self._same_threads()
         emb.begin_task(task)
         emb.label(label)
         vectors: np.ndarray | None
@@ -126,6 +150,7 @@ class MaebWorker:
     def call(self, method: str, *args):
         """One call of the model's side (a batch in call order, texts, leftovers) for the driver."""
         t0 = time.perf_counter()
+        self._same_threads()
         try:
             return getattr(self.encoder, method)(*args)
         finally:
