@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all
+.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all docs-env docs docs-serve regen
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +53,26 @@ bench:
 	$(PY) scripts/bench_leaderboard.py
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache
+	rm -rf build dist *.egg-info .pytest_cache site
+
+# the documentation site (docs/, mkdocs.yml) into site/: only the site's own packages (pinned by
+# constraints.txt), not maeb's, so a fresh clone builds it in a minute. --strict: a broken link,
+# reference or nav entry fails the build (tests/test_docs_site.py builds it the same way)
+DOCS_PACKAGES := mkdocs mkdocs-material mkdocstrings mkdocstrings-python
+docs-env: $(PY)
+	$(PIP) install -q -c constraints.txt $(DOCS_PACKAGES)
+
+docs: docs-env
+	$(PY) -m mkdocs build --strict --site-dir site
+
+# serve the site on 127.0.0.1:8000, rebuilt on every edit
+docs-serve: docs-env
+	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+
+# rebuild every generated page (architecture drawing, spec reference, hub layouts, CLI reference)
+# after adding a module, family, task type, spec field or flag; needs `make install-dev`
+regen:
+	$(PY) scripts/regen_docs.py
 
 # end-to-end parity with mteb 2.26.24 (tests/parity, scripts/parity.py): mteb runs in .venv-parity,
 # which adds torchaudio's Python code, torchcodec and FFmpeg to .venv's packages; maeb runs in .venv
