@@ -63,11 +63,11 @@ docs-env: $(PY)
 	$(PIP) install -q -c constraints.txt $(DOCS_PACKAGES)
 
 docs: docs-env
-	$(PY) -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 # serve the site on 127.0.0.1:8000, rebuilt on every edit
 docs-serve: docs-env
-	$(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
 
 # rebuild every generated page (architecture drawing, spec reference, hub layouts, CLI reference)
 # after adding a module, family, task type, spec field or flag; needs `make install-dev`
