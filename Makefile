@@ -58,7 +58,7 @@ clean:
 # the documentation site (docs/, mkdocs.yml) into site/: only the site's own packages (pinned by
 # constraints.txt), not maeb's, so a fresh clone builds it in a minute. --strict: a broken link,
 # reference or nav entry fails the build (tests/test_docs_site.py builds it the same way)
-DOCS_PACKAGES := mkdocs mkdocs-material mkdocstrings mkdocstrings-python
+DOCS_PACKAGES := mkdocs mkdocs-material mkdocstrings mkdocstrings-python ruff  # ruff: mkdocstrings formats signatures with it
 docs-env: $(PY)
 	$(PIP) install -q -c constraints.txt $(DOCS_PACKAGES)
 
