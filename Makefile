@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all docs-env docs docs-serve regen
+.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all docs-env docs docs-serve regen quick-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,18 @@ docs: docs-env
 # serve the site on 127.0.0.1:8000, rebuilt on every edit
 docs-serve: docs-env
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+
+# a contributor's check before a pull request, a few minutes on 2 cores (after make install-dev): the
+# generated pages current, lint, types, and the tests a model family or task type touches; add the
+# tests of what you changed: make quick-check TESTS="tests/test_families_mine.py"
+QUICK_TESTS := tests/test_family_records.py tests/test_families_registry.py tests/test_architecture.py \
+	tests/test_docstrings.py tests/test_describe.py tests/test_docs_site.py tests/test_packaging.py
+quick-check:
+	$(PY) scripts/regen_docs.py --check
+	$(PY) -m ruff check maeb tests scripts
+	$(PY) -m ruff format --check maeb tests scripts
+	$(PY) -m mypy maeb
+	$(PY) -m pytest -q -m "not slow" $(QUICK_TESTS) $(TESTS)
 
 # rebuild every generated page (architecture drawing, spec reference, hub layouts, CLI reference)
 # after adding a module, family, task type, spec field or flag; needs `make install-dev`

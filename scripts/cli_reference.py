@@ -60,7 +60,8 @@ def _section(name: str, parser: argparse.ArgumentParser, summary: str | None) ->
         if action.help == argparse.SUPPRESS:
             continue
         default = "" if "default" in help_text else _default(action)  # the help already names it
-        described = f": {_text(help_text)}{default}" if help_text or default else ""
+        described = " ".join(part for part in (_text(help_text), default.strip()) if part)
+        described = f": {described}" if described else ""
         out.append(f"- {_names(action)}{described}")
     return [*out, ""]
 
