@@ -60,13 +60,23 @@ def declared(requirement: str) -> list[Requirement]:
         wheel = next(Path(folder).glob("*.whl"))
         with zipfile.ZipFile(wheel) as archive:
             name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-            metadata = email.message_from_bytes(archive.read(name))
+            return requirements_of(archive.read(name).decode("utf-8"))
+
+
+def requirements_of(metadata: str) -> list[Requirement]:
+    """The Requires-Dist lines of a wheel's METADATA that apply here without extras."""
     out = []
-    for text in metadata.get_all("Requires-Dist") or []:
+    for text in email.message_from_string(metadata).get_all("Requires-Dist") or []:
         requirement = Requirement(text)
         if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
             out.append(requirement)
     return out
+
+
+def split(requirements: list[Requirement]) -> tuple[list[Requirement], list[Requirement]]:
+    """(what to install, what to leave out: torch and the packages that pin it)."""
+    keep = [r for r in requirements if _normal(r.name) not in LEFT_OUT]
+    return keep, [r for r in requirements if _normal(r.name) in LEFT_OUT]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,9 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands; install nothing")
     args = parser.parse_args(argv)
     wanted = Requirement(args.requirement)
-    keep, left = [], []
-    for requirement in declared(args.requirement):
-        (left if _normal(requirement.name) in LEFT_OUT else keep).append(requirement)
+    keep, left = split(declared(args.requirement))
     _pip("--no-deps", args.requirement, dry_run=args.dry_run)
     if keep:
         _pip("-c", str(ROOT / "constraints.txt"), *(str(r).split(";")[0] for r in keep), dry_run=args.dry_run)
