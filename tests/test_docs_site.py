@@ -126,7 +126,7 @@ def test_site_builds_in_strict_mode(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-4000:]}"
-    assert (tmp_path / "site" / "reference" / "api" / "index.html").read_text().count('class="doc doc-object') > 20, (
+    assert (tmp_path / "site" / "reference" / "api.html").read_text().count('class="doc doc-object') > 20, (
         "the API reference rendered almost nothing: is mkdocstrings configured?"
     )
 
