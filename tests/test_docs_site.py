@@ -236,3 +236,39 @@ def test_every_page_is_in_the_navigation():
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:", 1)[1]
     missing = [str(p.relative_to(DOCS)) for p in _pages() if str(p.relative_to(DOCS)) not in nav]
     assert not missing, f"pages missing from mkdocs.yml's nav: {missing}"
+
+
+def _toml_blocks() -> list:
+    out = []
+    for path in _documents():
+        for language, text, skipped, line in _fences(path):
+            if language == "toml" and not skipped:
+                out.append(pytest.param(text, id=f"{path.relative_to(ROOT)}:{line}"))
+    return out
+
+
+@pytest.mark.parametrize("text", _toml_blocks())
+def test_documented_toml_is_valid(text, tmp_path):
+    """Each TOML block of the README and the pages is what maeb accepts: a model entry passes the
+    catalog's checks, a task spec the spec parser's (unknown fields, types, task type parameters)."""
+    import tomllib
+
+    from maeb.spec.catalog import parse_model
+    from maeb.spec.taskspec import parse_spec
+
+    raw = tomllib.loads(text)
+    if "model" in raw:
+        for entry in raw["model"]:
+            parse_model(entry, "documented model entry")
+    else:
+        assert "type" in raw, "a TOML block that is neither a model entry nor a task spec"
+        parse_spec(raw, "documented task spec", base=tmp_path)
+
+
+def test_toml_check_catches_a_wrong_field(tmp_path):
+    """The check above can fail: a spec field maeb does not know is refused."""
+    from maeb.core.errors import MaebError
+    from maeb.spec.taskspec import parse_spec
+
+    with pytest.raises(MaebError):
+        parse_spec({"name": "X", "type": "classification", "labell_column": "y", "data": {}}, "probe", base=tmp_path)
