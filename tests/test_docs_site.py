@@ -212,7 +212,8 @@ def test_examples_and_commands_are_found():
 def test_every_readme_section_has_a_page():
     """Every section README.md holds (today's headings) and has held (the 0.2 README's) names a page in
     README_SECTIONS, and that page exists and still tells the section's fact."""
-    headings = [line.lstrip("#").strip() for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("## ")]
+    lines = README.read_text(encoding="utf-8").splitlines()
+    headings = [line.lstrip("#").strip() for line in lines if line.startswith(("## ", "### ", "#### "))]
     unmapped = [h for h in headings if h not in README_SECTIONS]
     assert not unmapped, f"README sections without a page: {unmapped}; add them to README_SECTIONS in tests/test_docs_site.py"
     for heading, (page, phrase) in README_SECTIONS.items():
