@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all
+.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all docs-env docs docs-serve regen quick-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +53,38 @@ bench:
 	$(PY) scripts/bench_leaderboard.py
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache
+	rm -rf build dist *.egg-info .pytest_cache site
+
+# the documentation site (docs/, mkdocs.yml) into site/: only the site's own packages (pinned by
+# constraints.txt), not maeb's, so a fresh clone builds it in a minute. --strict: a broken link,
+# reference or nav entry fails the build (tests/test_docs_site.py builds it the same way)
+DOCS_PACKAGES := mkdocs mkdocs-material mkdocstrings mkdocstrings-python ruff  # ruff: mkdocstrings formats signatures with it
+docs-env: $(PY)
+	$(PIP) install -q -c constraints.txt $(DOCS_PACKAGES)
+
+docs: docs-env
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+# serve the site on 127.0.0.1:8000, rebuilt on every edit
+docs-serve: docs-env
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --dev-addr 127.0.0.1:8000
+
+# a contributor's check before a pull request, a few minutes on 2 cores (after make install-dev): the
+# generated pages current, lint, types, and the tests a model family or task type touches; add the
+# tests of what you changed: make quick-check TESTS="tests/test_families_mine.py"
+QUICK_TESTS := tests/test_family_records.py tests/test_families_registry.py tests/test_architecture.py \
+	tests/test_docstrings.py tests/test_describe.py tests/test_docs_site.py tests/test_packaging.py
+quick-check:
+	$(PY) scripts/regen_docs.py --check
+	$(PY) -m ruff check maeb tests scripts
+	$(PY) -m ruff format --check maeb tests scripts
+	$(PY) -m mypy maeb
+	$(PY) -m pytest -q -m "not slow" $(QUICK_TESTS) $(TESTS)
+
+# rebuild every generated page (architecture drawing, spec reference, hub layouts, CLI reference)
+# after adding a module, family, task type, spec field or flag; needs `make install-dev`
+regen:
+	$(PY) scripts/regen_docs.py
 
 # end-to-end parity with mteb 2.26.24 (tests/parity, scripts/parity.py): mteb runs in .venv-parity,
 # which adds torchaudio's Python code, torchcodec and FFmpeg to .venv's packages; maeb runs in .venv

@@ -138,11 +138,11 @@ def evaluate(
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
     model: a registered name, an entry file, a ModelMeta, or an encoder object (sample_rate,
-    max_seconds, min_samples, batching, config(), embed_audio(); see the README's "Add a model"),
+    max_seconds, min_samples, batching, config(), embed_audio(); see docs/add-model.md),
     named by `name` and `revision` (default: its class). tasks: names, spec files, TaskSpecs, a
     Benchmark, or a list of these. The other keywords are the run's options, one per field of
-    maeb.run.options.RunOptions (listed below with their defaults); the command line's `run` flags are
-    the same options. With output_dir, results are written in mteb's layout (and tasks already done
+    maeb.run.options.RunOptions (listed below with their defaults, and in docs/reference/options.md);
+    the command line's `run` flags are the same options. With output_dir, results are written in mteb's layout (and tasks already done
     there are read, not rerun); without it nothing is written. raise_error=False logs a task that
     cannot load or evaluate, runs the others and lists it in the returned list's `failed` ({task:
     one-line reason}; nothing is written for it)."""

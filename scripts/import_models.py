@@ -15,7 +15,7 @@ the paper's. Options an entry does carry select a variant of its family's code (
 `variant`) or pin a second checkpoint (OmniEmbed's `base_revision`).
 
 A model that is not in mteb's registry is not generated: write its entry by hand in a file of
-its own (models/local.toml, or any file passed by path), see README "Add a model"."""
+its own (models/local.toml, or any file passed by path), see docs/add-model.md."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A task type outside the package: a TaskType subclass in the user's own module, named in a spec
-as type = "module:Class", runs on a local task like a built-in type (the README's "Add a task type")."""
+as type = "module:Class", runs on a local task like a built-in type (docs/add-task.md, "A task type of your own")."""
 
 from __future__ import annotations
 
@@ -127,8 +127,8 @@ def test_an_outside_type_is_checked_like_a_registered_one(tmp_path, tone_folder,
 
 
 def test_the_readme_example_runs_as_written(tmp_path, tone_folder, monkeypatch):
-    """The README's outside task type, copied from it, gives the nearest-class-mean accuracy."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    """The documented outside task type (docs/add-task.md), copied from it, gives the nearest-class-mean accuracy."""
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "add-task.md").read_text()
     code = readme.split("```python\n# my_types.py\n", 1)[1].split("```", 1)[0]
     (tmp_path / "my_types.py").write_text(code)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -27,7 +27,7 @@ from . import taskspec as spec
 # One line per spec field: what it means. Types and defaults come from the dataclasses.
 TOP_MEANINGS = {
     "name": "task name, as result files and leaderboards show it",
-    "type": 'task type: a maeb or mteb name (see Task types), or "package.module:Class" for a TaskType outside maeb (README)',
+    "type": 'task type: a maeb or mteb name (see Task types), or "package.module:Class" for a TaskType outside maeb (docs/add-task.md)',
     "description": "what the task measures",
     "reference": "URL of the dataset or its paper",
     "main_score": "metric a leaderboard ranks by; one of the type's metrics (unset: the type's main score)",
