@@ -126,3 +126,23 @@ def test_identical_vectors_are_counted_per_split(tmp_path):
     record = _record(evaluate_task(_spec(repo, "clustering"), _embedder(tmp_path)))
     assert record["identical_vector_clips"] == 4 and record["largest_shared"] == 4 and record["distinct_vectors"] == 9
     assert record["main_score_range"] is None and record["depends_on_tie_order"] is False
+
+
+def test_result_files_record_ties_and_the_tie_aware_protocol(repos, tmp_path):
+    import json
+
+    from maeb.run.options import RunOptions
+    from maeb.run.runner import run
+
+    spec = _spec(repos[True], "reranking")
+    paths = {}
+    for protocol in ("mteb-2.26", "mteb-2.26-tie-aware"):
+        cfg = RunOptions(output_dir=tmp_path / "res", cache_dir=tmp_path / "cache", show_progress=False, protocol=protocol)
+        paths[protocol] = run(META, [spec], cfg, encoder=IdentityEncoder()).results[0].path
+    default, aware = (json.loads(paths[p].read_text()) for p in ("mteb-2.26", "mteb-2.26-tie-aware"))
+    assert paths["mteb-2.26-tie-aware"].parent.parent.name == "experiments"
+    assert aware["maeb"]["protocol"]["ranks"] == "expected-over-tie-orders" and aware["maeb"]["protocol"]["tie_tolerance"] == 1e-6
+    assert "ranks" not in default["maeb"]["protocol"]
+    record = default["maeb"]["ties"]["test"]["default"]
+    assert record["depends_on_tie_order"] is True and record == aware["maeb"]["ties"]["test"]["default"]
+    assert any("depends on the order of tied candidates" in w for w in default["maeb"]["data"]["warnings"])
