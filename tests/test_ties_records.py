@@ -146,3 +146,27 @@ def test_result_files_record_ties_and_the_tie_aware_protocol(repos, tmp_path):
     record = default["maeb"]["ties"]["test"]["default"]
     assert record["depends_on_tie_order"] is True and record == aware["maeb"]["ties"]["test"]["default"]
     assert any("depends on the order of tied candidates" in w for w in default["maeb"]["data"]["warnings"])
+
+
+def test_zero_shot_argmax_ties_are_split_under_the_tie_aware_protocol(tmp_path):
+    """Clips of class c0 are as similar to 'c0' as to 'c1': mteb's argmax takes c0 (the first),
+    the tie-aware protocol counts half of each."""
+    clips = [np.array([1.0, 1.0 + i * 1e-9], np.float32) * (1 + i) for i in range(6)]
+    clips += [np.array([0.2, 1.0], np.float32) * (1 + i) for i in range(6)]
+    labels = ["c0"] * 6 + ["c1"] * 6
+    repo = write_hub_repo(tmp_path / "zs", {"default": {"test": {"audio": [vector_wav(v) for v in clips], "label": labels}}})
+    spec = parse_spec(
+        {"name": "TiesZeroshot", "type": "zeroshot", "data": {"source": "hub", "path": str(repo), "eval_splits": ["test"]}},
+        "test spec",
+    )
+    texts = {"c0": [1.0, 0.0], "c1": [0.0, 1.0]}
+    meta = ModelMeta(name="test/collapsing", family="mock-identity", revision="1", modalities=("audio", "text"))
+    found = {}
+    for protocol in ("mteb-2.26", "mteb-2.26-tie-aware"):
+        encoder = IdentityEncoder(text_vectors=texts)
+        emb = Embedder(meta, encoder, EmbeddingCache(tmp_path / "cache", identity(meta, encoder)), protocol=protocol)
+        found[protocol] = evaluate_task(spec, emb)
+    record = _record(found["mteb-2.26"])
+    assert _main(found["mteb-2.26"]) == 1.0 and _main(found["mteb-2.26-tie-aware"]) == 0.75
+    assert record["main_score_range"] == [0.5, 1.0] and record["share_queries_tied_topk"] == 0.5
+    assert record["depends_on_tie_order"] is True

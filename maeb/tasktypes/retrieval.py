@@ -333,12 +333,14 @@ def _ties_record(main_score: str, clips: list, bounds: dict, relative: float, k_
     refs = [ref for part, _ in clips for ref in part]
     vectors = np.concatenate([v for _, v in clips]) if clips else np.zeros((0, 0), np.float32)
     name, _, k = main_score.rpartition("_at_")
-    short = _SHORT.get(name)
+    short = (
+        _SHORT.get(name) if k.isdigit() else ("Recall" if main_score == "accuracy" else None)
+    )  # accuracy: recall at the first k
     cut = int(k) if short and k.isdigit() else k_values[0]
     sizes = bounds.get("sizes", [])
     n = len(sizes)
     main_range = None
-    if short and k.isdigit() and n:
+    if short and n and f"{short}@{cut}" in bounds["low"][0]:
         main_range = (mean_metric(bounds["low"], short, cut), mean_metric(bounds["high"], short, cut))
     tied_topk = sum(ties.tied_within([[0] * s for s in q], cut) for q in sizes) / n if n else 0.0
     tied_any = sum(any(s > 1 for s in q) for q in sizes) / n if n else 0.0
