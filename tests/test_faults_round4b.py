@@ -238,10 +238,10 @@ def test_a_hub_that_keeps_answering_500_fails_clearly_not_as_no_hub_access(monke
 # item 13: what the generated-audio hashes protect against, said plainly
 
 
-def test_the_readme_says_what_the_generated_audio_check_does_and_does_not_protect_against():
+def test_the_docs_say_what_the_generated_audio_check_does_and_does_not_protect_against():
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[1] / "docs" / "generative.md").read_text(encoding="utf-8")
     section = text.split("### What the generated-audio check protects against", 1)[1].split("\n#", 1)[0]
     assert "content_hashes.jsonl" in section and "catches accidents" in section
     assert "does not protect against anyone who can write to the" in section

@@ -60,7 +60,7 @@ def to_csv(board: Board) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     task_names = [t.name for t in board.tasks]
-    writer.writerow(["model", "rank_borda", "mean_task", "mean_tasktype", "n_tasks", *board.types, *map(csv_safe, task_names)])
+    writer.writerow(["model", "rank_borda", "mean_task", "mean_tasktype", "n_tasks", *board.types, *map(csv_safe, task_names), "tie_dependent"])
     for r in board.rows:
         writer.writerow(
             [
@@ -71,6 +71,7 @@ def to_csv(board: Board) -> str:
                 r.n_tasks,
                 *(_num(r.types.get(t)) for t in board.types),
                 *(_num(r.tasks.get(t)) for t in task_names),
+                csv_safe(";".join(r.tie_dependent)),  # the tasks whose score moves with the order of tied items
             ]
         )
     return buf.getvalue()
@@ -80,10 +81,11 @@ def to_csv_by_task(board: Board) -> str:
     """Tasks as rows, one column per model (the model's score; empty where it is missing)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["task", "type", "category", "domains", *(csv_safe(r.model) for r in board.rows)])
+    writer.writerow(["task", "type", "category", "domains", *(csv_safe(r.model) for r in board.rows), "tie_dependent"])
     for t in board.tasks:
+        tied = csv_safe(";".join(r.model for r in board.rows if t.name in r.tie_dependent))
         described = [csv_safe(t.name), t.type, t.category or "", csv_safe(";".join(t.domains))]
-        writer.writerow([*described, *(_num(r.tasks.get(t.name)) for r in board.rows)])
+        writer.writerow([*described, *(_num(r.tasks.get(t.name)) for r in board.rows), tied])
     return buf.getvalue()
 
 
@@ -125,6 +127,7 @@ def to_json(board: Board) -> dict:
                 "domains": {k: (None if v is None else _num(v)) for k, v in r.domains.items()},
                 "scores": {k: (None if v is None else _num(v)) for k, v in r.tasks.items()},
                 "train_eval_shared_clips": dict(r.leaks),
+                "tie_dependent": list(r.tie_dependent),
             }
             for r in board.rows
         ],
@@ -144,6 +147,25 @@ def _rank_columns(board: Board, row) -> list[str]:
 
 
 LEAK_MARK = "†"  # a dagger: results scored with clips shared by the training and evaluation splits
+TIE_MARK = "‡"  # a double dagger: a score that moves with the order of tied items (maeb.ties)
+
+
+def _tie(row, task: str | None = None) -> str:
+    """TIE_MARK after a task's score (or a model, for any of its tasks) that depends on tie order."""
+    return TIE_MARK if (task in row.tie_dependent if task is not None else row.tie_dependent) else ""
+
+
+def _tie_note(board: Board) -> str:
+    """The legend of TIE_MARK, naming each model and task it marks; "" when nothing is marked."""
+    marked = [f"{r.model} on {t}" for r in board.rows for t in r.tie_dependent]
+    if not marked:
+        return ""
+    return (
+        f"{TIE_MARK} the score depends on the order of tied items by more than one query's (clip's, pair's) share: the "
+        f"model gives several of them one score, and the order a machine's rounding puts them in decides points "
+        f"(the result's maeb.ties holds the range; --protocol mteb-2.26-tie-aware scores the expected value): "
+        f"{', '.join(marked)}."
+    )
 
 
 _EXPERIMENT = re.compile(r" \[[^\]]+\]$")  # "model [setting]": a run from mteb's experiments folder
@@ -185,12 +207,12 @@ def to_markdown(board: Board, per_task=None) -> str:
         head[2:2] = ["Rank interval", "Group"]
     rows = []
     for r in board.rows:
-        model = r.model + (f" {LEAK_MARK}" if r.leaks else "")
+        model = r.model + (f" {LEAK_MARK}" if r.leaks else "") + (f" {TIE_MARK}" if r.tie_dependent else "")
         cells = [str(r.rank), model, *_rank_columns(board, r), pct(r.mean_task), pct(r.mean_tasktype)]
         cells += [f"{r.n_tasks}/{len(board.tasks)}"]
         cells += [pct(r.types.get(t)) for t in board.types] + [pct(r.groups.get(g)) for g in groups]
         cells += [pct(r.domains.get(d)) for d in board.domains]
-        cells += [_task_pct(board, r, t) + (LEAK_MARK if t in r.leaks else "") for t in tasks]
+        cells += [_task_pct(board, r, t) + (LEAK_MARK if t in r.leaks else "") + _tie(r, t) for t in tasks]
         rows.append(cells)
     lines = markdown_table(head, rows)
     title = (
@@ -202,7 +224,7 @@ def to_markdown(board: Board, per_task=None) -> str:
     if board.uncertainty is not None:
         title += f" Uncertainty: {board.uncertainty.summary()}."
     text = title + "\n\n" + "\n".join(lines) + "\n"
-    for note in (_experiment_note(board), _leak_note(board)):
+    for note in (_experiment_note(board), _leak_note(board), _tie_note(board)):
         if note:
             text += "\n" + note + "\n"
     if orientation == "rows":
@@ -213,7 +235,14 @@ def to_markdown(board: Board, per_task=None) -> str:
 def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models."""
     rows = [
-        [t.name, t.type, *((_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") for r in board.rows)]
+        [
+            t.name,
+            t.type,
+            *(
+                (_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") + _tie(r, t.name)
+                for r in board.rows
+            ),
+        ]
         for t in board.tasks
     ]
     return "\n".join(markdown_table(["Task", "Type", *_short_names(board)], rows)) + "\n"
@@ -353,13 +382,30 @@ def _leak_span(row, task: str | None = None) -> str:
     return f' <span class="leak" title="{html.escape(why)}">{LEAK_MARK}</span>'
 
 
+def _tie_paragraph(board: Board) -> str:
+    """The legend of TIE_MARK as its own paragraph (on a new line), or "" when nothing is marked."""
+    note = _tie_note(board)
+    return f'\n<p id="ties">{html.escape(note)}</p>' if note else ""
+
+
+def _tie_span(row, task: str | None = None) -> str:
+    """TIE_MARK after a model or a score that depends on the order of tied items, its reason on hover."""
+    if not _tie(row, task):
+        return ""
+    why = "the score depends on the order of tied items: " + ", ".join(row.tie_dependent if task is None else [task])
+    return f' <span class="ties" title="{html.escape(why)}">{TIE_MARK}</span>'
+
+
 def _tasks_table(board: Board) -> str:
     """Tasks as rows, models as columns."""
     head = ["Task", "Type", *(r.model for r in board.rows)]
     rows = []
     for t in board.tasks:
         cells = [cell(t.name, html.escape(t.name)), cell(t.type, html.escape(t.type))]
-        cells += [cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name)) for r in board.rows]
+        cells += [
+            cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name) + _tie_span(r, t.name))
+            for r in board.rows
+        ]
         rows.append(cells)
     return "<h2>Tasks</h2>\n" + html_table(head, rows, "tasks")
 
@@ -377,7 +423,7 @@ def to_html(board: Board, per_task=None) -> str:
         u = board.uncertainty
         cells = [
             (r.rank, str(r.rank)),
-            (r.model, html.escape(r.model) + _leak_span(r)),
+            (r.model, html.escape(r.model) + _leak_span(r) + _tie_span(r)),
             *(
                 []
                 if u is None
@@ -388,7 +434,7 @@ def to_html(board: Board, per_task=None) -> str:
             (r.n_tasks, str(r.n_tasks)),
         ]
         cells += [(r.types.get(t), pct(r.types.get(t))) for t in board.types]
-        cells += [(r.tasks.get(t), html.escape(_task_pct(board, r, t)) + _leak_span(r, t)) for t in task_cols]
+        cells += [(r.tasks.get(t), html.escape(_task_pct(board, r, t)) + _leak_span(r, t) + _tie_span(r, t)) for t in task_cols]
         rows.append([cell(v, text) for v, text in cells])
     title = html.escape(_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
     if board.domains:
@@ -403,7 +449,7 @@ def to_html(board: Board, per_task=None) -> str:
 Click a column to sort.</p>
 {html_table(head, rows, "leaderboard")}
 {f'<p id="experiments">{html.escape(_experiment_note(board))}</p>' if _experiment_note(board) else ""}
-{f'<p id="leaks">{html.escape(_leak_note(board))}</p>' if _leak_note(board) else ""}
+{f'<p id="leaks">{html.escape(_leak_note(board))}</p>' if _leak_note(board) else ""}{_tie_paragraph(board)}
 {tasks_table}
 <h2>Task types</h2>
 {_heatmap(board)}

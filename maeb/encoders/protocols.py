@@ -19,7 +19,8 @@ file. Every result records the protocol it followed (`maeb.protocol`).
 - "mteb-2.26-tie-aware" (opt-in): mteb-2.26's vectors, draws and evaluators, but where scores tie
   (within tie_tolerance x the largest |score| of a list) a rank metric is its expected value over
   every order of the tied items (McSherry and Najork, ECIR 2008; maeb.metrics.ties), a zero-shot
-  argmax tie is split (1/|tied| of a clip), and a pair AP is its expected value over orders of tied
+  argmax tie is split in the accuracy (1/|tied| of a clip; F1 and the other label metrics keep the
+  first tied class, as mteb), and a pair AP is its expected value over orders of tied
   pairs. Where nothing ties the scores are mteb-2.26's to the bit. Experiments folder, shared vectors.
 """
 

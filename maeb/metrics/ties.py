@@ -213,11 +213,14 @@ def record(
     tied_topk: float | None = None,
     tied_candidates: float | None = None,
     topk: int | None = None,
+    expected: bool = False,
 ) -> dict:
     """One split and subset's ties record (a result's maeb.ties): clips sharing a vector, the share
     of queries (clips, for zero-shot) with tied scores in the top k and anywhere in their list, the
     range of the main score over tie orders, and whether that range exceeds one item's share of the
-    score (1 / n_items: one query, clip or pair more or less right), which is when a run warns."""
+    score (1 / n_items: one query, clip or pair more or less right), which is when a run warns.
+    expected: the score is the expected value over tie orders (the tie-aware protocol), so it
+    depends on no order; the range is still recorded."""
     share = 1.0 / n_items if n_items else 1.0
     return {
         **identical_vectors(clip_vectors),
@@ -228,7 +231,8 @@ def record(
         "share_queries_tied_candidates": tied_candidates,
         "main_score_range": None if main_range is None else [float(main_range[0]), float(main_range[1])],
         "item_share": share,
-        "depends_on_tie_order": main_range is not None and main_range[1] - main_range[0] > share,
+        "ranks": EXPECTED if expected else "first-found",
+        "depends_on_tie_order": not expected and main_range is not None and main_range[1] - main_range[0] > share,
     }
 
 

@@ -88,6 +88,7 @@ class Score:
     date: str | None = None
     source: str = ""
     shared_clips: int = 0  # clips byte-identical in the training and an evaluation split (maeb.data.sources)
+    tie_dependent: bool = False  # the result's maeb.ties says this score moves with the order of tied items
 
 
 @dataclass
@@ -336,6 +337,7 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
     time = _evaluation_time(data.get("evaluation_time"), str(path), out.problems)
     leak = (extra.get("data") or {}).get("train_eval_shared_clips") if isinstance(extra.get("data"), dict) else None
     leak = leak if isinstance(leak, int) and not isinstance(leak, bool) and leak > 0 else 0
+    tie_records: dict = extra["ties"] if isinstance(extra.get("ties"), dict) else {}
     scores, seen = [], set()
     for split, entries in data["scores"].items():
         if not isinstance(entries, list):
@@ -373,9 +375,17 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
                     str(data.get("date") or ""),
                     str(path),
                     leak,
+                    _tie_dependent(tie_records, split, subset),
                 )
             )
     return _Group(str(path), task, tuple(splits), scores)
+
+
+def _tie_dependent(records: dict, split: str, subset: str) -> bool:
+    """Whether maeb.ties (split -> subset -> record) marks this split and subset's main score as
+    depending on the order of tied items (maeb.metrics.ties.record)."""
+    record = (records.get(split) or {}).get(subset) if isinstance(records.get(split), dict) else None
+    return isinstance(record, dict) and record.get("depends_on_tie_order") is True
 
 
 def _read_csv(path: Path, lookup: Lookup, wanted, out: Results) -> list[_Group]:

@@ -118,5 +118,6 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     refs = [r for r, k in zip((table[audio][i] for i in rows), ok) if k]
     x, labels = keep_valid(ok, x, labels)
     # k-means has no order of tied items: the record counts clips sharing a vector, and no range
-    record = ties.record(ties.distinct_clips(refs, x), len(x), None, ties.protocol_ties(getattr(emb, "protocol", None))[1])
+    expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
+    record = ties.record(ties.distinct_clips(refs, x), len(x), None, relative, expected=expected)
     return Evaluation(bootstrap_scores(x, labels, p, state.rng), {"ties": record})

@@ -151,5 +151,7 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         one = spreads[spec.main_score[:-3]]
         main_range = (one["low"], one["high"])
     tied = spreads["similarity"]["tied_share"]  # of the model's own similarity: all pairs are one list
-    record = ties.record(ties.distinct_clips(refs, np.concatenate([e1, e2])), len(y), main_range, relative, None, tied)
+    record = ties.record(
+        ties.distinct_clips(refs, np.concatenate([e1, e2])), len(y), main_range, relative, None, tied, expected=expected
+    )
     return Evaluation(scores, {"ties": record})

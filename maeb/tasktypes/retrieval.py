@@ -323,26 +323,28 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     adjusted = (_adjusted(qid, docs, p) for qid, docs in results)
     out = retrieval_metrics(adjusted, qrels, p["k_values"], per_query, expected, relative, bounds)
     _report_outcomes(emb, spec.main_score, split_data, per_query)
-    return Evaluation(out, {"ties": _ties_record(spec.main_score, clips, bounds, relative, p["k_values"])})
+    return Evaluation(out, {"ties": _ties_record(spec.main_score, clips, bounds, relative, p["k_values"], expected)})
 
 
-def _ties_record(main_score: str, clips: list, bounds: dict, relative: float, k_values) -> dict:
+def _ties_record(main_score: str, clips: list, bounds: dict, relative: float, k_values, expected: bool) -> dict:
     """The split's ties record (maeb.metrics.ties.record): the main score's range over tie orders
     when it is a mean over queries, and the share of queries with ties in its top k (k of the main
     score, else the first cut-off) and anywhere in their list."""
     refs = [ref for part, _ in clips for ref in part]
     vectors = np.concatenate([v for _, v in clips]) if clips else np.zeros((0, 0), np.float32)
     name, _, k = main_score.rpartition("_at_")
-    short = _SHORT.get(name)
+    short = (
+        _SHORT.get(name) if k.isdigit() else ("Recall" if main_score == "accuracy" else None)
+    )  # accuracy: recall at the first k
     cut = int(k) if short and k.isdigit() else k_values[0]
     sizes = bounds.get("sizes", [])
     n = len(sizes)
     main_range = None
-    if short and k.isdigit() and n:
+    if short and n and f"{short}@{cut}" in bounds["low"][0]:
         main_range = (mean_metric(bounds["low"], short, cut), mean_metric(bounds["high"], short, cut))
     tied_topk = sum(ties.tied_within([[0] * s for s in q], cut) for q in sizes) / n if n else 0.0
     tied_any = sum(any(s > 1 for s in q) for q in sizes) / n if n else 0.0
-    return ties.record(ties.distinct_clips(refs, vectors), n, main_range, relative, tied_topk, tied_any, cut)
+    return ties.record(ties.distinct_clips(refs, vectors), n, main_range, relative, tied_topk, tied_any, cut, expected)
 
 
 _SHORT = {"ndcg": "NDCG", "map": "MAP", "recall": "Recall", "precision": "P", "hit_rate": "HitRate", "mrr": "MRR"}

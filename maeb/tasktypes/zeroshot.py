@@ -69,10 +69,10 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     split_ties = ties.argmax_ties(probs, y, relative)
     if expected and split_ties["tied_share"] > 0:  # a tied argmax counts 1/|tied| (where none ties: sklearn's accuracy)
         scores["accuracy"] = split_ties["expected"]
-    return Evaluation(scores, {"ties": _ties_record(table[audio], ok, x, probs, split_ties, relative, spec.main_score)})
+    return Evaluation(scores, {"ties": _ties_record(table[audio], ok, x, probs, split_ties, relative, spec.main_score, expected)})
 
 
-def _ties_record(refs, ok, x, probs, split_ties: dict, relative: float, main_score: str) -> dict:
+def _ties_record(refs, ok, x, probs, split_ties: dict, relative: float, main_score: str, expected: bool) -> dict:
     """The split's ties record: clips sharing a vector, the share of clips whose best class ties
     (top 1) or whose class scores tie anywhere, and, for accuracy, its range over tie orders."""
     kept = [r for r, k in zip(refs, ok) if k]
@@ -81,5 +81,5 @@ def _ties_record(refs, ok, x, probs, split_ties: dict, relative: float, main_sco
     )
     main_range = (split_ties["low"], split_ties["high"]) if main_score == "accuracy" else None
     return ties.record(
-        ties.distinct_clips(kept, x), len(probs), main_range, relative, split_ties["tied_share"], float(tied_any), 1
+        ties.distinct_clips(kept, x), len(probs), main_range, relative, split_ties["tied_share"], float(tied_any), 1, expected
     )
