@@ -6,7 +6,6 @@ result file or CSV row it was read from."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,19 +33,19 @@ class Card:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def _metas(results: Iterable[Path]) -> dict[str, dict]:
-    """model name -> the first model_meta.json found for it under the result folders."""
+def _metas(board: Board) -> dict[str, dict]:
+    """model name -> the model_meta.json beside its result files (mteb writes one per model and revision folder)."""
     out: dict[str, dict] = {}
-    for root in results:
-        if not Path(root).is_dir():
-            continue
-        for path in sorted(Path(root).rglob("model_meta.json")):
-            try:
-                meta = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue  # the reader reports unreadable files; a card just lacks their facts
-            if isinstance(meta, dict) and isinstance(meta.get("name"), str):
-                out.setdefault(meta["name"], meta)
+    folders = dict.fromkeys(
+        Path(s.source).parent for scores in board.cells.values() for s in scores if s.source.endswith(".json")
+    )
+    for folder in folders:
+        try:
+            meta = json.loads((folder / "model_meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # the reader reports unreadable result files; a card just lacks these facts
+        if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+            out.setdefault(meta["name"], meta)
     return out
 
 
@@ -74,11 +73,11 @@ def _protocol(board: Board, model: str) -> str | None:
     return None
 
 
-def cards(board: Board, results: Iterable[Path]) -> dict[str, Card]:
-    """A card for every row of the board."""
+def cards(board: Board) -> dict[str, Card]:
+    """A card for every row of the board: facts from the model_meta.json beside its results, else the catalog's."""
     from ..spec import catalog
 
-    metas = _metas(results)
+    metas = _metas(board)
     registered = catalog.models()
     out = {}
     for row in board.rows:

@@ -42,7 +42,10 @@ STYLE = {
     "axes.spines.right": False,
     "figure.dpi": 100,
     "savefig.dpi": 200,
+    "svg.hashsalt": "maeb",  # the same figure gives the same SVG bytes (ids are otherwise random)
 }
+# no creation date in the files: the same results give the same bytes
+_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}
 GREY = "#777777"
 
 
@@ -351,7 +354,7 @@ def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) ->
         for f in figs:
             for fmt in formats:
                 path = folder / f"{f.name}.{fmt}"
-                f.figure.savefig(path, bbox_inches="tight", pad_inches=0.05)  # type: ignore[attr-defined]
+                f.figure.savefig(path, bbox_inches="tight", pad_inches=0.05, metadata=_METADATA[fmt])  # type: ignore[attr-defined]
                 written.append(path)
             plt.close(f.figure)  # type: ignore[arg-type]
     return written
@@ -362,7 +365,7 @@ def svg_text(fig: Figure) -> str:
     plt = pyplot()
     buf = io.StringIO()
     with plt.rc_context(STYLE):
-        fig.figure.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.05)  # type: ignore[attr-defined]
+        fig.figure.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.05, metadata=_METADATA["svg"])  # type: ignore[attr-defined]
     plt.close(fig.figure)  # type: ignore[arg-type]
     return buf.getvalue()
 

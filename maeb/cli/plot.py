@@ -40,7 +40,7 @@ def cmd_plot(args) -> int:
     if not board.rows:
         raise MaebError(f"plot: no model has a complete task under {', '.join(map(str, args.results))}")
     board.uncertainty = compute(board, draws=args.draws, extra_results=[p for p in args.results if p.is_dir()])
-    figs, skipped = figures.build(board, cards(board, args.results), args.results)
+    figs, skipped = figures.build(board, cards(board), args.results)
     written = figures.write(figs, args.out, args.formats)
     for why in skipped:
         print(f"maeb: plot: left out {why}", file=sys.stderr)
