@@ -247,24 +247,27 @@ def correlation(board: Board) -> Figure | None:
         return None
     values = np.array([[np.nan if r.tasks.get(t) is None else r.tasks[t] for t in tasks] for r in board.rows], dtype=float)
     rho = task_correlations(Matrix([r.model for r in board.rows], tasks, values, {}))
-    size = 1.2 + 0.32 * len(tasks)
+    n = len(tasks)
+    cell = 0.32 if n <= 40 else max(0.1, 12.0 / n)  # inches; a large matrix stays a page wide
+    size = 1.2 + cell * n
     fig, ax = plt.subplots(figsize=(size + 1.5, size), layout="constrained")
-    ax.set_facecolor("white")
     ax.grid(False)
-    image = ax.imshow(np.ma.masked_invalid(rho), cmap="cividis", vmin=-1, vmax=1)
-    ax.set_xticks(range(len(tasks)), tasks, rotation=90)
-    ax.set_yticks(range(len(tasks)), tasks)
-    for i in range(len(tasks)):
-        for j in range(len(tasks)):
-            if np.isnan(rho[i, j]):
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec="#bbbbbb", lw=0))
-                ax.text(j, i, "n/a", ha="center", va="center", fontsize=5, color=GREY)
-            elif len(tasks) <= 40:
-                ax.text(
-                    j, i, f"{rho[i, j]:.2f}", ha="center", va="center", fontsize=5, color="white" if rho[i, j] < -0.3 else "black"
-                )
+    # n/a cells are masked: the hatched background shows through them (one patch, however many cells)
+    ax.add_patch(plt.Rectangle((-0.5, -0.5), n, n, fill=False, hatch="///", ec="#bbbbbb", lw=0, zorder=0))
+    image = ax.imshow(np.ma.masked_invalid(rho), cmap="cividis", vmin=-1, vmax=1, zorder=1)
+    font = 8 if n <= 40 else max(3.0, cell * 72 * 0.7)
+    ax.set_xticks(range(n), tasks, rotation=90, fontsize=font)
+    ax.set_yticks(range(n), tasks, fontsize=font)
+    if n <= 40:  # numbers readable in grayscale; beyond 40 tasks the cells are too small to hold them
+        for i in range(n):
+            for j in range(n):
+                text = "n/a" if np.isnan(rho[i, j]) else f"{rho[i, j]:.2f}"
+                colour = GREY if np.isnan(rho[i, j]) else "white" if rho[i, j] < -0.3 else "black"
+                ax.text(j, i, text, ha="center", va="center", fontsize=5, color=colour)
     fig.colorbar(image, ax=ax, shrink=0.6, label="Spearman's rho over models")
-    return Figure("task_correlation", "Task-by-task Spearman correlation over models (n/a: under 3 models have both).", fig)
+    return Figure(
+        "task_correlation", "Task-by-task Spearman correlation over models (hatched, n/a: under 3 models have both).", fig
+    )
 
 
 def _line_figure(name: str, caption: str, panels: dict[str, dict[str, tuple[list[str], list[float]]]], ylabel: str):

@@ -43,8 +43,11 @@ _CSS = (
     ".scale { width: 160px; height: 12px; border: 1px solid #999; }",
     "figure { margin: 1rem 0; max-width: 100%; } figure img { max-width: 100%; height: auto; }",
     "figcaption { font-size: 13px; color: #444; }",
-    "dialog { max-width: min(46rem, 94vw); max-height: 88vh; overflow: auto; }",
-    "dialog table { font-size: 12px; } dialog td:first-child, dialog th:first-child { text-align: left; white-space: normal; }",
+    "dialog { width: min(46rem, 90vw); max-height: 88vh; overflow: auto; box-sizing: border-box; padding: 12px; }",
+    "dialog h2 { font-size: 1.1rem; overflow-wrap: anywhere; }",
+    # the card's table wraps its cells (provenance lines are long) rather than run off a phone's screen
+    "dialog table { font-size: 12px; width: 100%; }",
+    "dialog td, dialog th { white-space: normal; overflow-wrap: anywhere; text-align: left; }",
     "dl.card { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; font-size: 13px; }",
     "dl.card dd { margin: 0; overflow-wrap: anywhere; }",
 )

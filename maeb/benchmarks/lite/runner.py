@@ -194,7 +194,7 @@ def _main(
     _log(
         f"MAEB-lite: {clips} clips; data {t_build:.0f} s, models {', '.join(f'{k} {v} s' for k, v in seconds.items())}; total {total:.0f} s"
     )
-    _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}")
+    _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}; open leaderboard.html in a browser to explore them")
     if check:
         from .check import compare, report
 
