@@ -33,8 +33,10 @@ _CSS = (
     "table { border-collapse: separate; border-spacing: 0; font-size: 13px; }",
     "th, td { border-bottom: 1px solid #ddd; padding: 4px 6px; text-align: right; white-space: nowrap; }",
     "thead th { position: sticky; top: 0; background: #f4f4f4; cursor: pointer; z-index: 2; vertical-align: bottom; }",
+    # model names break after '/', '-' or '_' (<wbr>), within a word only when nothing else fits
     "th.model, td.model { position: sticky; left: 0; background: #fff; text-align: left; z-index: 1;"
-    " white-space: normal; overflow-wrap: anywhere; min-width: 9rem; max-width: 16rem; }",
+    " white-space: normal; overflow-wrap: anywhere; min-width: 13rem; max-width: 20rem; }",
+    "@media (max-width: 600px) { th.model, td.model { min-width: 8rem; max-width: 10rem; } }",
     "thead th.model { z-index: 3; background: #f4f4f4; }",
     "tbody tr { cursor: pointer; } tbody tr:hover td { outline: 1px solid #999; }",
     "tr.baseline td.model::after { content: ' baseline'; font-size: 11px; color: #555; }",
@@ -48,6 +50,7 @@ _CSS = (
     # the card's table wraps its cells (provenance lines are long) rather than run off a phone's screen
     "dialog table { font-size: 12px; width: 100%; }",
     "dialog td, dialog th { white-space: normal; overflow-wrap: anywhere; text-align: left; }",
+    "@media (max-width: 600px) { dialog td:nth-child(2), dialog th:nth-child(2) { display: none; } }",  # type: room for names
     "dl.card { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; font-size: 13px; }",
     "dl.card dd { margin: 0; overflow-wrap: anywhere; }",
 )
@@ -143,7 +146,7 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         leak = _leak_span(r)
         cells = [
             f'<td data-v="{r.rank}">{r.rank}</td>',
-            f'<td class="model" data-v="{html.escape(r.model)}">{html.escape(r.model)}{leak}</td>',
+            f'<td class="model" data-v="{html.escape(r.model)}">{_breakable(r.model)}{leak}</td>',
         ]
         if u is not None:
             cells.append(f'<td data-v="{u.rank_low[r.model]}">{html.escape(u.rank_text(r.model))}</td>')
@@ -166,6 +169,11 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         f'<div class="tablebox" id="tablebox"><table id="leaderboard"><thead><tr>{"".join(head)}</tr></thead>\n'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
+
+
+def _breakable(name: str) -> str:
+    """A model name (escaped) that may break after '/', '-' and '_': 'LCO-Embedding/' then 'LCO-Embedding-Omni-7B'."""
+    return re.sub(r"([/_-])", r"\1<wbr>", html.escape(name))
 
 
 def _select(name: str, label: str, options: Iterable[str], first: str = "all") -> str:
