@@ -201,38 +201,40 @@ def _place_labels(ax, points: list[tuple[float, float, str]]) -> None:
 
 
 def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figure | None:
-    """Score against a card's number (n_parameters or embed_dim), log scale; the score is the mean over the tasks
-    every plotted model completed (so no model is ranked on tasks another lacks). Models without the number are
-    named under the axes. None when no model has it."""
+    """Score against a card's number (n_parameters or embed_dim), log scale. The score is the mean over the tasks
+    every plotted model completed (no model is judged on tasks another lacks) when they are at least a quarter of
+    the board's tasks (and 3); else the Borda rank, which counts every task and gives a missing one nothing. Models
+    without the number are named above the axes. None when no model has it."""
     plt = pyplot()
     known = [r.model for r in board.rows if (getattr(cards[r.model], attr) or 0) > 0]
     if not known:
         return None
     means, n_common = _common_mean(board, known)
-    label = f"mean score over the {n_common} tasks all plotted models completed (%)"
-    if not means:  # no task shared by all: each model's own complete mean, where it has one
-        means = {r.model: r.mean_task for r in board.rows if r.model in known and r.mean_task is not None}  # type: ignore[misc]
-        label = "mean score over all tasks (%)"
-    unplotted = [m for m in known if m not in means]
+    rank = n_common < max(3, len(board.tasks) / 4)
+    if rank:  # too few shared tasks for a fair mean
+        ranks = {r.model: r.rank for r in board.rows}
+        ys = {m: float(ranks[m]) for m in known}
+        label = "Borda rank (1 = best; every task counts, a missing one earns nothing)"
+    else:
+        ys = {m: 100 * v for m, v in means.items()}
+        label = f"mean score over the {n_common} tasks all plotted models completed (%)"
     fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
-    for m, v in means.items():
-        x = getattr(cards[m], attr)
-        ax.plot(x, 100 * v, "o", color="black", mfc="white" if cards[m].baseline else "black", ms=4)
+    for m, y in ys.items():
+        ax.plot(getattr(cards[m], attr), y, "o", color="black", mfc="white" if cards[m].baseline else "black", ms=4)
     ax.set_xscale("log")
-    _place_labels(ax, [(getattr(cards[m], attr), 100 * v, m.split("/")[-1]) for m, v in means.items()])
+    if rank:
+        ax.invert_yaxis()
+    _place_labels(ax, [(getattr(cards[m], attr), y, m.split("/")[-1]) for m, y in ys.items()])
     from matplotlib.ticker import NullFormatter
 
     ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^6, 3x10^6 ... labels run into each other
     ax.set_xlabel(what + " (log scale)")
     ax.set_ylabel(label)
-    notes = []
     lacking = [r.model for r in board.rows if r.model not in known]
-    if lacking:
-        notes.append(f"not shown, no {what.lower()} recorded (or 0): {', '.join(lacking)}")
-    if unplotted:
-        notes.append(f"not shown, a task missing: {', '.join(unplotted)}")
-    if notes:
-        ax.set_title("\n".join(textwrap.fill(n, 110) for n in notes), fontsize=6.5, color=GREY, loc="left")
+    if lacking:  # names whole: no break inside a name
+        note = f"not shown, no {what.lower()} recorded (or 0): {', '.join(lacking)}"
+        wrapped = textwrap.fill(note, 110, break_on_hyphens=False, break_long_words=False)
+        ax.set_title(wrapped, fontsize=6.5, color=GREY, loc="left")
     return Figure(f"score_vs_{attr}", f"Score against {what.lower()}.", fig)
 
 
