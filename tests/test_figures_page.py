@@ -105,6 +105,27 @@ def test_robustness_curves_come_from_robust_json(tmp_path):
     assert figures.robustness([]) is None
 
 
+def test_duration_curves_come_from_duration_buckets(tmp_path):
+    from maeb.analysis import figures
+
+    for model, scores in (("org/a", [0.9, 0.6]), ("org/b", [0.5, 0.7])):
+        rows = [{"bucket": b, "score": v, "items": 4} for b, v in zip(["0-2 s", "2-10 s"], scores)]
+        entry = {"duration_buckets": {"metric": "accuracy", "edges": [2.0], "rows": rows}}
+        payload = {
+            "task_name": "T",
+            "maeb": {"identity": {"encoder": {"name": model}}, "evaluation": {"test": {"default": entry}}},
+        }
+        folder = tmp_path / model.replace("/", "__") / "1"
+        folder.mkdir(parents=True)
+        (folder / "T.json").write_text(json.dumps(payload))
+    fig = figures.duration_curves([tmp_path])
+    assert fig is not None
+    figures.write([fig], tmp_path / "out", ["svg"])
+    text = svg_texts(tmp_path / "out" / "durations.svg")
+    assert "org/a [head] test (accuracy)" in text and "org/b [head] test (accuracy)" in text and "2-10 s" in text
+    assert figures.duration_curves([tmp_path / "org__a" / "nothing"]) is None
+
+
 def test_without_matplotlib_plot_says_which_extra_to_install(tmp_path, monkeypatch, capsys):
     from maeb.cli.commands import main
 
