@@ -136,6 +136,21 @@ def test_without_matplotlib_plot_says_which_extra_to_install(tmp_path, monkeypat
     assert not (tmp_path / "f").exists()
 
 
+def test_without_matplotlib_the_page_is_whole_and_says_how_to_get_figures(monkeypatch):
+    from maeb.analysis.leaderboard import Board, Row, TaskInfo
+    from maeb.analysis.page import to_html
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    board = Board(
+        None,
+        [TaskInfo("T", "AudioClassification")],
+        [Row("o/m", ["1"], rank=1, tasks={"T": 0.5}, types={"AudioClassification": 0.5})],
+    )
+    page = to_html(board)
+    assert '<p id="no-figures">figures need matplotlib: pip install' in page and "<figure" not in page
+    assert page.count("<tr data-model=") == 1 and page.rstrip().endswith("</html>")
+
+
 # -- the page in a browser -------------------------------------------------------------------------------------------
 # before the page's own script: collect errors; after it: measure, open a card, filter, and write the findings
 _CATCH = """<script>window.__errors = [];
