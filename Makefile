@@ -14,7 +14,7 @@ $(PY):
 # constraints.txt pins every version, so a fresh clone computes the vectors the reference run did
 install: $(PY)
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -c constraints.txt ".[offline]"
+	$(PIP) install -q -c constraints.txt ".[offline,plots]"
 	$(PIP) install -q --no-deps -c constraints.txt resemblyzer==0.1.4 openwakeword==0.5.1
 
 install-dev: $(PY)
@@ -27,10 +27,13 @@ install-dev: $(PY)
 debian:
 	bash scripts/install_debian.sh
 
-# the README's main job: offline models on MAEB-lite into runs/maeb-lite, leaderboard printed, and the
-# run compared cell by cell with the committed reference (results/maeb-lite)
+# the README's main job: offline models on MAEB-lite into runs/maeb-lite, leaderboard printed, the
+# run compared cell by cell with the committed reference (results/maeb-lite), then its figures drawn
 lite: install debian
 	$(PY) -m maeb lite --check
+	$(PY) -m maeb plot runs/maeb-lite --benchmark MAEB-lite --out runs/maeb-lite/figures --format pdf png
+	@echo "make lite: open runs/maeb-lite/leaderboard.html in a browser (the page to explore, figures inline);"
+	@echo "           figures for a paper (PDF, PNG): runs/maeb-lite/figures/"
 
 # the unit and real-data tests in .venv, then the end-to-end parity tests in the oracle environment
 test: install-dev debian parity-env

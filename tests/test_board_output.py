@@ -1,16 +1,13 @@
 """What a user reads in results and boards: clustering's bootstrap count under its documented name
-(older files read the same), counts in the singular where there is one, heatmap labels that fit
-the picture, and experiment rows that are said to be experiments (or left out with --plain)."""
+(older files read the same), counts in the singular where there is one, and experiment rows that are said to be experiments (or left out with --plain)."""
 
 from __future__ import annotations
 
 import json
-import math
-import re
 import shutil
 
 import maeb
-from maeb.analysis.leaderboard import Board, Row, TaskInfo, load_board
+from maeb.analysis.leaderboard import load_board
 from maeb.analysis.report import render
 from maeb.cli.commands import main
 from maeb.run.runner import TaskResult
@@ -58,40 +55,6 @@ def test_one_task_is_one_task(tmp_path, tone_folder, capsys):
     assert summary.startswith("test/spectral: 1 task evaluated; 0 already done; 9 clips embedded"), summary
     assert main(["leaderboard", "--results", str(out)]) == 0
     assert "1 model, 1 task;" in capsys.readouterr().out
-
-
-def _board(types: list[str], models: list[str]) -> Board:
-    tasks = [TaskInfo(f"T{i}", t) for i, t in enumerate(types)]
-    rows = [Row(m, ["r"], rank=i + 1, types={t: 0.5 for t in types}) for i, m in enumerate(models)]
-    return Board(None, tasks, rows)
-
-
-def test_heatmap_labels_fit_inside_the_picture():
-    """Every label's box, at 0.62 em per glyph (wider than DejaVu Sans' average), rotated as the SVG
-    says, lies inside the SVG's width and height: no "AudioPairCla"."""
-    types = [
-        "Any2AnyRetrieval",
-        "AudioClassification",
-        "AudioClustering",
-        "AudioMultilabelClassification",
-        "AudioPairClassification",
-    ]
-    long_model = "maeb/whisper-tiny.en-minilm-transcript-clipwindow [perturb_noise_snr=5,kind=white]"
-    page = render(_board(types, ["a/short", long_model]), "html")
-    svg = re.search(r'<svg id="heatmap"[^>]*width="([0-9.]+)" height="([0-9.]+)"(.*?)</svg>', page, re.S)
-    width, height, body = float(svg.group(1)), float(svg.group(2)), svg.group(3)
-    headers = re.findall(
-        r'<text x="([0-9.]+)" y="([0-9.]+)" transform="rotate\((-?[0-9.]+) [^"]*\)" font-size="(\d+)">([^<]+)</text>', body
-    )
-    assert sorted(h[4] for h in headers) == sorted(types)  # whole names
-    for x, y, angle, size, text in headers:
-        length = len(text) * 0.62 * float(size)
-        a = math.radians(float(angle))
-        end_x, end_y = float(x) + length * math.cos(a), float(y) + length * math.sin(a)
-        assert 0 <= end_x <= width and 0 <= end_y - float(size) and float(y) <= height, (text, end_x, width, end_y)
-    names = re.findall(r'<text x="([0-9.]+)" y="[0-9.]+" text-anchor="end" font-size="(\d+)">([^<]+)</text>', body)
-    assert {n[2] for n in names} == {"a/short", long_model}
-    assert all(float(x) - len(name) * 0.62 * float(size) >= 0 for x, size, name in names)
 
 
 def test_experiment_rows_are_named_as_such_or_left_out(tmp_path, tone_folder, capsys):

@@ -105,21 +105,18 @@ def test_local_task_infos_flow_into_md_csv_json_html(tmp_path, capsys):
     assert data["types"] == sorted({t["type"] for t in TASKS.values()}) and data["domains"] == ["music", "speech"]
 
     page = outputs["html"]
-    heatmap = page.split('id="heatmap"')[1].split("</svg>")[0]
-    cells = re.findall(r'<rect class="cell"[^>]*><title>([^<]*)</title>', heatmap)
-    assert len(cells) == len(SCORES) * 3
     for model, kinds in expected.items():
+        row = re.search(rf'<tr data-model="{model}".*?</tr>', page).group(0)
         for kind, value in kinds.items():
-            shown = "missing" if value is None else f"{100 * value:.1f}"
-            assert f"{model} / {kind}: {shown}" in cells
-    # two domains make no polygon: one bar chart per model, its bars the domain means
-    charts = page.split('id="radars"')[1].split("</div>")[0]
-    assert charts.count('class="domain-bars"') == len(SCORES) and 'class="radar"' not in charts
-    bars = re.findall(r'<rect class="bar"[^>]*><title>([^<]*)</title>', charts)
-    assert "org/alpha / speech: 60.0" in bars and "org/alpha / music: 80.0" in bars and "org/gamma / music: missing" in bars
+            shown = re.search(rf'<td class="ty" data-type="{kind}"[^>]*>(.*?)</td>', row).group(1)
+            # a blank mean says where it is blank which task it lacks
+            assert shown == f"{100 * value:.1f}" if value is not None else ("n/a" in shown and "MyTunes" in shown), shown
+    assert re.findall(r'<select id="f-domain">(.*?)</select>', page) == [
+        '<option value="">all</option><option value="music">music</option><option value="speech">speech</option>'
+    ]
 
 
-def test_three_domains_give_radars(tmp_path):
+def test_three_domains_fill_the_domain_filter(tmp_path):
     root = tmp_path / "res"
     for i, domain in enumerate(["speech", "music", "bioacoustics"]):
         record = {"task": {"name": f"T{i}", "type": "AudioClassification", "category": "a2c", "domains": [domain]}}
@@ -127,11 +124,12 @@ def test_three_domains_give_radars(tmp_path):
             write_result(root, model, f"T{i}", {"test": [entry(value)]}, record)
     board, _ = load_board([root])
     assert board.domains == ["bioacoustics", "music", "speech"]
-    from maeb.analysis.report import to_html
+    from maeb.analysis.page import to_html
 
     page = to_html(board)
-    assert page.count('class="radar"') == 2 and 'class="domain-bars"' not in page
-    assert page.count(">bioacoustics</text>") == 2
+    options = re.search(r'<select id="f-domain">(.*?)</select>', page).group(1)
+    assert re.findall(r'value="([^"]+)"', options) == ["bioacoustics", "music", "speech"]
+    assert page.count('data-domains="bioacoustics"') == 1  # the header of T2, which the filter shows or hides
 
 
 def test_the_catalog_wins_for_its_tasks_and_a_disagreement_is_noted(tmp_path, capsys):
@@ -194,17 +192,19 @@ def test_per_task_in_both_orientations(tmp_path, capsys):
             assert cell == ("–" if value is None else f"{100 * value:.1f}")
 
     rows_csv = list(csv.reader(io.StringIO(leaderboard_out(capsys, "--results", root, "--format", "csv", "--per-task", "rows"))))
-    assert rows_csv[0] == ["task", "type", "category", "domains", *models]
+    assert rows_csv[0] == ["task", "type", "category", "domains", *models, "tie_dependent"]
     for row in rows_csv[1:]:
         assert row[1:4] == [TASKS[row[0]]["type"], TASKS[row[0]]["category"], ";".join(TASKS[row[0]]["domains"])]
-        assert row[4:] == [("" if SCORES[m].get(row[0]) is None else str(SCORES[m][row[0]])) for m in models]
+        assert row[-1] == ""  # no result here records a tie-dependent score
+        assert row[4:-1] == [("" if SCORES[m].get(row[0]) is None else str(SCORES[m][row[0]])) for m in models]
 
     page = leaderboard_out(capsys, "--results", root, "--format", "html", "--per-task", "rows")
     tasks_table = page.split('<table id="tasks">')[1].split("</table>")[0]
     assert tasks_table.count("<tr>") == len(TASKS) + 1
     page = leaderboard_out(capsys, "--results", root, "--format", "html", "--per-task", "columns")
     head = page.split('<table id="leaderboard">')[1].split("</thead>")[0]
-    assert all(f"<th>{t}</th>" in head for t in TASKS) and '<table id="tasks">' not in page
+    shown = re.findall(r'<th class="task" data-task="([^"]+)"', head)  # task columns shown at first (not hidden)
+    assert shown == list(TASKS) and '<table id="tasks">' not in page
 
 
 def test_short_model_names_stay_distinct(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maeb.analysis import correlate, report
+from maeb.analysis import correlate, page, report
 from maeb.analysis.leaderboard import Board, Row
 from maeb.analysis.uncertainty import CellInterval, Uncertainty
 from maeb.benchmarks import robust
@@ -139,6 +139,8 @@ def _fixed(patch) -> None:
     patch.setattr(report, "_dt", _FixedClock)
     patch.setattr(report, "__version__", "0.0.golden")
     patch.setattr(maeb, "__version__", "0.0.golden")
+    # the page's figures are matplotlib's bytes (tests/test_figures_page.py checks them); here the page around them
+    patch.setattr(page, "_figures", lambda *args: '<p id="figures">figures</p>')
 
 
 def test_renderers_give_the_bytes_they_gave_before(monkeypatch):
@@ -155,7 +157,7 @@ def test_the_fixed_inputs_reach_every_branch():
     assert "†" in texts["board-columns.md"] and "experiment" in texts["board-columns.md"]
     assert "Rank interval" in texts["board-uncertain-columns.md"] and "±1.2 [90.0–97.0]" in texts["board-uncertain-columns.md"]
     assert "Birds&lt;&amp;&gt;" in texts["board-rows.html"] and 'id="tasks"' in texts["board-rows.html"]
-    assert 'class="radar"' in texts["board-None.html"] and "retained" in texts["robust.md"]
+    assert 'id="borda"' in texts["board-None.html"] and "retained" in texts["robust.md"]
     assert "| org/b&lt;eta&gt; | 0.0 | 0.0 | 0.0 | 0.0 | – |" in texts["robust.md"]  # raw HTML escaped in markdown
     assert "and 2 more" in texts["correlate.txt"] and "undefined" in texts["correlate.html"]
 

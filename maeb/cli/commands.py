@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 
 from ..core.errors import MaebError
-from . import analyses, check_model, describe, durations, leaderboard, listing, lite, robust, run
+from . import analyses, check_model, describe, durations, leaderboard, listing, lite, plot, robust, run
 
 # the names this module held before the subcommands had modules of their own
 from .analyses import cmd_compare, cmd_correlate, cmd_select, cmd_tradeoff
@@ -21,6 +21,7 @@ from .durations import cmd_durations
 from .leaderboard import cmd_leaderboard
 from .listing import cmd_list
 from .lite import cmd_lite
+from .plot import cmd_plot
 from .robust import cmd_robust
 from .run import cmd_run, print_plan, run_options
 
@@ -37,6 +38,7 @@ __all__ = [
     "cmd_leaderboard",
     "cmd_list",
     "cmd_lite",
+    "cmd_plot",
     "cmd_robust",
     "cmd_run",
     "cmd_select",
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 # in the order `maeb --help` lists them
-SUBCOMMANDS = (run, leaderboard, analyses, robust, durations, lite, listing, check_model, describe)
+SUBCOMMANDS = (run, leaderboard, plot, analyses, robust, durations, lite, listing, check_model, describe)
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     name: handler for m in SUBCOMMANDS for name, handler in m.COMMANDS.items()
 }

@@ -83,7 +83,7 @@ def cmd_leaderboard(args) -> int:
 
         board.uncertainty = compute(board, draws=args.uncertainty, extra_results=[p for p in args.results if p.is_dir()])
         print(f"maeb: uncertainty: {board.uncertainty.summary()}", file=sys.stderr)
-    text = render(board, args.format, args.per_task)
+    text = render(board, args.format, args.per_task, args.results)
     if args.out:
         from ..results.write import write_text_atomic
 

@@ -102,7 +102,7 @@ def leaderboard(output_dir: Path) -> str:
     # each cell's stability band, and the ranks' intervals over the tasks and the bands
     board.uncertainty = compute(board, sources=("tasks", "bands")) if board.rows else None
     for fmt, name in (("html", "leaderboard.html"), ("json", "leaderboard.json"), ("csv", "leaderboard.csv")):
-        write_text_atomic(output_dir / name, render(board, fmt))
+        write_text_atomic(output_dir / name, render(board, fmt, results=[output_dir]))
     text = to_markdown(board, per_task=False) + "\n" + to_markdown_by_task(board)
     write_text_atomic(output_dir / "leaderboard.md", text)
     return text
@@ -200,7 +200,7 @@ def _main(
     _log(
         f"MAEB-lite: {clips} clips; data {t_build:.0f} s, models {', '.join(f'{k} {v} s' for k, v in seconds.items())}; total {total:.0f} s"
     )
-    _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}")
+    _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}; open leaderboard.html in a browser to explore them")
     if check:
         from .check import compare, report
 
