@@ -289,3 +289,21 @@ def test_the_embedding_identity_changes_when_a_declared_package_changes(forget_f
     monkeypatch.setattr(ident.metadata, "version", lambda name: "999.0" if name == "packaging" else real(name))
     after = identity(meta, encoder)
     assert after["software"]["packaging"] == "999.0" and after != before
+
+
+# item 15: LiteMixtureTags is audio-only
+
+
+def test_lite_mixture_tags_counts_as_audio_only_so_cross_modal_means_hold_no_audio_probe():
+    from maeb.analysis.leaderboard import spec_info
+    from maeb.spec import catalog
+
+    lite = spec_info(catalog.find_task("LiteMixtureTags"))
+    assert lite.group == "audio-only"
+    # the MAEB catalog keeps mteb's own label for its multilabel tasks (a2t), so its boards match mteb's
+    assert spec_info(catalog.find_task("FSD2019Kaggle")).category == "a2t"
+    # the audio probes of MAEB-lite (classification, multilabel) are all in the Audio-Only group
+    specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
+    probes = [s for s in specs if s.type in ("classification", "multilabel")]
+    assert "LiteMixtureTags" in [s.name for s in probes]
+    assert [s.name for s in probes if spec_info(s).group != "audio-only"] == []
