@@ -307,3 +307,80 @@ def test_lite_mixture_tags_counts_as_audio_only_so_cross_modal_means_hold_no_aud
     probes = [s for s in specs if s.type in ("classification", "multilabel")]
     assert "LiteMixtureTags" in [s.name for s in probes]
     assert [s.name for s in probes if spec_info(s).group != "audio-only"] == []
+
+
+# item 16: the confusing cases
+
+
+def test_relative_lite_and_cache_folders_mean_the_current_folder_not_the_spec_files(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from maeb.core.context import RunContext
+    from maeb.spec import catalog
+
+    monkeypatch.chdir(tmp_path)
+    spec = catalog.find_task("LiteMixtureTags")
+    told = RunContext(cache_dir=Path("cache"), lite_dir=Path("lite"))
+    assert spec.data.location(told.variables()) == str(tmp_path / "lite" / "mixtures")
+    under_cache = RunContext(cache_dir=Path("cache"))  # --cache-dir cache, no --lite-dir
+    assert spec.data.location(under_cache.variables()) == str(tmp_path / "cache" / "maeb-lite" / "mixtures")
+
+
+def test_python_m_maeb_lite_says_which_command_in_one_line(tmp_path):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "maeb.lite"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "python -m maeb lite" in lines[0], lines
+
+
+def test_judge_concurrency_zero_is_refused():
+    from maeb.core.errors import SpecError
+    from maeb.run.options import RunOptions, check_options
+
+    with pytest.raises(SpecError, match="judge concurrency must be a whole number of requests, at least 1, not 0"):
+        check_options(RunOptions(cache_dir="c", judge_concurrency=0))
+
+
+def test_a_judge_url_variable_does_not_stop_a_run_that_asks_no_judge(tmp_path, tone_folder, monkeypatch, capsys):
+    from maeb.cli.commands import main
+
+    from .test_cli import write_task
+
+    task = write_task(tmp_path, tone_folder, "ToneClusters")
+    model = tmp_path / "m.toml"
+    model.write_text('[[model]]\nname = "test/spectral"\nfamily = "mock-spectral"\nrevision = "r1"\n')
+    monkeypatch.setenv("MAEB_JUDGE_URL", "http://127.0.0.1:9/v1")  # exported for other runs; no model named
+    monkeypatch.delenv("MAEB_JUDGE_MODEL", raising=False)
+    args = ["run", "-m", str(model), "-t", str(task), "--cache-dir", str(tmp_path / "c"), "--dry-run"]
+    assert main(args) == 0
+    # typed on the command line, the same mistake is still told
+    assert main([*args, "--judge-url", "http://127.0.0.1:9/v1"]) != 0
+    assert "--judge-url needs --judge-model" in capsys.readouterr().err
+
+
+def test_list_models_names_the_missing_package(monkeypatch, capsys):
+    from maeb import encoders
+    from maeb.cli import listing
+    from maeb.cli.commands import main
+
+    monkeypatch.setattr(encoders, "runnable_problems", lambda m: ["missing somepkg (pip install 'maeb[x]')"])
+    assert main(["list", "models"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "not runnable here: missing somepkg (pip install 'maeb[x]')" in first
+    assert listing.cmd_list  # the listing reads runnable_problems when it runs
+
+
+def test_the_python_api_says_when_it_skips_a_task(tmp_path, tone_folder):
+    import maeb
+
+    from .test_api import BandEnergy
+
+    zeroshot = tmp_path / "Zs.toml"
+    zeroshot.write_text(
+        f'name = "ToneZeroshot"\ntype = "zeroshot"\n[data]\nsource = "audiofolder"\npath = "{tone_folder}"\n'
+        'eval_splits = ["test"]\n[data.split_by]\ncolumn = "split"\n[protocol]\ntemplate = "tone {label}"\n'
+    )
+    with pytest.warns(UserWarning, match=r"lacks a side .* 1 task needs; skipped: ToneZeroshot"):
+        loose = maeb.evaluate(BandEnergy(), zeroshot, cache_dir=tmp_path / "cache", progress=False, strict=False)
+    assert list(loose) == [] and loose.skipped == ["ToneZeroshot"]
