@@ -384,3 +384,10 @@ def test_the_python_api_says_when_it_skips_a_task(tmp_path, tone_folder):
     with pytest.warns(UserWarning, match=r"lacks a side .* 1 task needs; skipped: ToneZeroshot"):
         loose = maeb.evaluate(BandEnergy(), zeroshot, cache_dir=tmp_path / "cache", progress=False, strict=False)
     assert list(loose) == [] and loose.skipped == ["ToneZeroshot"]
+
+
+def test_rules_of_the_wrong_shape_are_refused_in_one_line(forget_family):
+    forget_family("x-shape")
+    for rules in ({"mteb-2.26": {"*": 4.0}}, {"mteb-2.26": ["max_seconds"]}, ["mteb-2.26"]):
+        with pytest.raises(ModelError, match="x-shape.*rules"):
+            register_family(Family("x-shape", "x_mod:Enc", rules=rules))
