@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -391,3 +392,26 @@ def test_rules_of_the_wrong_shape_are_refused_in_one_line(forget_family):
     for rules in ({"mteb-2.26": {"*": 4.0}}, {"mteb-2.26": ["max_seconds"]}, ["mteb-2.26"]):
         with pytest.raises(ModelError, match="x-shape.*rules"):
             register_family(Family("x-shape", "x_mod:Enc", rules=rules))
+
+
+def test_lite_check_says_a_broken_reference_is_broken(tmp_path):
+    from maeb.benchmarks.lite.check import compare, report
+
+    from .test_lite_check import result, write
+
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    for folder in (ref, run):
+        write(folder, "m/a", result("Cut", 0.5))
+        write(folder, "m/a", result("Banded", 0.9, band=0.02))
+    write(run, "m/a", result("Absent", 0.5))
+    cut = ref / "m__a" / "1" / "Cut.json"
+    cut.write_text(cut.read_text()[:40])  # a truncated reference file
+    banded = ref / "m__a" / "1" / "Banded.json"
+    data = json.loads(banded.read_text())
+    data["maeb"]["stability"]["band"] = "wide"
+    banded.write_text(json.dumps(data))
+    cells = {c.task: c for c in compare(ref, run)}
+    assert not cells["Cut"].agrees and "Cut.json cannot be read" in cells["Cut"].cause and "restore it" in cells["Cut"].cause
+    assert not cells["Banded"].agrees and "maeb.stability.band is 'wide'" in cells["Banded"].cause
+    text = report(list(cells.values()), 1e-6)
+    assert "in ;" not in text and "main - -> 0.5000; not in the reference" in text
