@@ -415,3 +415,20 @@ def test_lite_check_says_a_broken_reference_is_broken(tmp_path):
     assert not cells["Banded"].agrees and "maeb.stability.band is 'wide'" in cells["Banded"].cause
     text = report(list(cells.values()), 1e-6)
     assert "in ;" not in text and "main - -> 0.5000; not in the reference" in text
+
+
+def test_a_qa_spec_with_an_unknown_main_score_is_refused_when_parsed_not_after_the_run(tmp_path):
+    from maeb.core.errors import SpecError
+    from maeb.spec.taskspec import parse_spec
+
+    def qa(main_score: str, **protocol):
+        raw = {"name": "Q", "type": "qa", "main_score": main_score, "data": {"source": "audiofolder", "path": str(tmp_path)}}
+        return parse_spec({**raw, "protocol": protocol}, "test spec", tmp_path)
+
+    with pytest.raises(SpecError, match=r"main_score 'date_score_qaa' is not a metric of qa; did you mean date_score_qa"):
+        qa("date_score_qaa")
+    assert qa("fense_score_qa").main_score == "fense_score_qa"
+    assert qa("bleu_4_score_qa", metrics=["bleu"]).main_score == "bleu_4_score_qa"
+    assert qa("date_direct_perception").main_score == "date_direct_perception"
+    assert qa("date_all", answer_column="a").main_score == "date_all"
+    assert qa("date_birds", answer_column="a", category_column="c").main_score == "date_birds"
