@@ -432,3 +432,17 @@ def test_a_qa_spec_with_an_unknown_main_score_is_refused_when_parsed_not_after_t
     assert qa("date_direct_perception").main_score == "date_direct_perception"
     assert qa("date_all", answer_column="a").main_score == "date_all"
     assert qa("date_birds", answer_column="a", category_column="c").main_score == "date_birds"
+
+
+def test_skipped_clip_counts_count_every_row_with_the_same_bad_bytes(tmp_path):
+    from maeb.run.runner import evaluate_task
+
+    from .test_engine import bad_folder, make_embedder, spec_for
+
+    folder = bad_folder(tmp_path)
+    (folder / "audio" / "low_1.wav").write_bytes(b"")  # the same (empty) bytes as low_0.wav
+    spec = spec_for(folder, "clustering", data={"eval_splits": ["all"]})
+    emb = make_embedder(tmp_path, on_bad_audio="skip")
+    evaluate_task(spec, emb)
+    assert set(emb.stats.skipped) == {"audio/low_0.wav", "audio/low_1.wav", "audio/mid_1.wav"}
+    assert emb.stats.as_dict()["skipped_clips"] == 3
