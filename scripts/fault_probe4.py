@@ -1,7 +1,8 @@
 """A fault probe over issue 33 items 8-16 and their neighbours: outside family records, board
 escaping, secrets in endpoint URLs and key options, unpinned revisions, hub 5xx answers, the
 embedding identity's packages, MAEB-lite's categories and the confusing cases (relative folders,
-judge settings, `python -m maeb.lite`, `list models`, the Python API's skipped tasks).
+judge settings, `python -m maeb.lite`, `list models`, the Python API's skipped tasks, `lite --check`
+on a broken reference, a QA spec's main score, skipped-clip counts).
 
 Each case returns one verdict: OK, WRONG (silently wrong), TRACEBACK, CONFUSING (an unclear or
 missing line) or SECURITY (a secret or markup where it must not be). Prints one line per case and
@@ -617,6 +618,62 @@ def api_says_when_it_skips():
     said = [str(w.message) for w in caught if "skipped" in str(w.message)]
     expect(bool(said) and "ProbeZeroshot" in said[0], "CONFUSING", "a task skipped without a word")
     expect(getattr(found, "skipped", None) == ["ProbeZeroshot"], "CONFUSING", "the returned list does not say which were skipped")
+
+
+@case
+def lite_check_truncated_reference_file():
+    from maeb.benchmarks.lite.check import compare, report
+    from tests.test_lite_check import result, write
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ref, run = Path(tmp) / "ref", Path(tmp) / "run"
+        for folder in (ref, run):
+            write(folder, "m/a", result("Cut", 0.5))
+        cut = ref / "m__a" / "1" / "Cut.json"
+        cut.write_text(cut.read_text()[:30])
+        cells = compare(ref, run)
+        text = report(cells, 1e-6)
+    expect(len(cells) == 1 and not cells[0].agrees, "WRONG", "a truncated reference cell passed")
+    expect("cannot be read" in cells[0].cause, "CONFUSING", cells[0].cause)
+    expect(" in ;" not in text, "CONFUSING", text.splitlines()[-1])
+
+
+@case
+def lite_check_bad_band_in_reference():
+    from maeb.benchmarks.lite.check import compare
+    from tests.test_lite_check import result, write
+
+    for bad in ("wide", -0.1, float("nan"), 1e309):
+        with tempfile.TemporaryDirectory() as tmp:
+            ref, run = Path(tmp) / "ref", Path(tmp) / "run"
+            data = result("Banded", 0.9, band=0.02)
+            data["maeb"]["stability"]["band"] = bad
+            write(ref, "m/a", data)
+            write(run, "m/a", result("Banded", 0.9, band=0.02))
+            [cell] = compare(ref, run)
+        expect(not cell.agrees and "maeb.stability.band" in cell.cause, "WRONG", f"band {bad!r}: {cell.cause or 'agrees'}")
+
+
+@case
+def qa_main_score_checked_when_parsed():
+    from maeb.spec.taskspec import parse_spec
+
+    raw = {"name": "Q", "type": "qa", "main_score": "date_score", "data": {"source": "audiofolder", "path": str(ROOT)}}
+    one_line_error(lambda: parse_spec(raw, "probe spec", ROOT), "main_score 'date_score' is not a metric of qa")
+
+
+@case
+def skipped_clips_with_identical_bytes():
+    from maeb.run.runner import evaluate_task
+    from tests.test_engine import bad_folder, make_embedder, spec_for
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = bad_folder(Path(tmp))
+        (folder / "audio" / "low_1.wav").write_bytes(b"")
+        emb = make_embedder(Path(tmp), on_bad_audio="skip")
+        evaluate_task(spec_for(folder, "clustering", data={"eval_splits": ["all"]}), emb)
+        counted = emb.stats.as_dict()["skipped_clips"]
+    expect(counted == 3, "WRONG", f"{counted} skipped clips counted for 3 unusable rows")
 
 
 def main() -> int:
