@@ -156,7 +156,19 @@ def evaluate(
     run_options = options_from_keywords(options)
     specs = select_tasks([tasks] if isinstance(tasks, (str, Path, TaskSpec, Benchmark)) else tasks)
     summary = run(meta, specs, run_options, encoder=encoder)
-    return Results(summary.results, summary.failed)
+    if summary.skipped_modality:
+        # the command line prints a line per skipped task; a library caller sees no log by default,
+        # and a shorter list than asked for would otherwise go unexplained
+        import warnings
+
+        skipped = summary.skipped_modality
+        noun = "task needs" if len(skipped) == 1 else "tasks need"
+        warnings.warn(
+            f"maeb.evaluate: model {meta.name!r} lacks a side (audio, text, ...) that {len(skipped)} {noun}; "
+            f"skipped: {', '.join(skipped)} (also in the returned list's `skipped`)",
+            stacklevel=2,
+        )
+    return Results(summary.results, summary.failed, summary.skipped_modality)
 
 
 def _generated_signature() -> None:
@@ -180,9 +192,11 @@ _generated_signature()
 
 
 class Results(list):
-    """evaluate()'s TaskResults, in task order, and `failed`: the tasks that could not load or
-    evaluate under raise_error=False, each with its one-line reason."""
+    """evaluate()'s TaskResults, in task order; `failed`: the tasks that could not load or
+    evaluate under raise_error=False, each with its one-line reason; `skipped`: the tasks the
+    model has no side for (a benchmark's; evaluate() also warns naming them)."""
 
-    def __init__(self, results: Iterable[TaskResult] = (), failed: dict[str, str] | None = None):
+    def __init__(self, results: Iterable[TaskResult] = (), failed: dict[str, str] | None = None, skipped: Iterable[str] = ()):
         super().__init__(results)
         self.failed = dict(failed or {})
+        self.skipped = list(skipped)

@@ -111,7 +111,9 @@ def cmd_list(args) -> int:
     if args.what == "models":
         for r in rows:
             alias = f" ({', '.join(r['aliases'])})" if r["aliases"] else ""
-            marks = (", published" if r["published"] else "") + ("" if r["runnable"] else ", not runnable here")
+            # why not, as `run` says it: the missing package and what installs it
+            why = "" if r["runnable"] else ", not runnable here: " + "; ".join(r["not_runnable_because"])
+            marks = (", published" if r["published"] else "") + why
             print(f"{r['name']}{alias}  [{r['family']}, {'+'.join(r['modalities'])}, dim {r['embed_dim']}{marks}]")
         if args.published:
             print(_published_summary(rows))

@@ -69,14 +69,21 @@ def add_parser(sub) -> None:
     run.add_argument("--ray-workers", type=int, metavar="N", help="model workers on Ray (default: one per GPU, or per CPU)")
 
 
-def _judge_endpoint(args):
+def _judge_endpoint(args, needed: bool = True):
+    """The judge from the --judge-* flags, else $MAEB_JUDGE_URL/$MAEB_JUDGE_MODEL. needed: whether a
+    task of the run asks a judge; the variables alone do not stop a run that asks none (they are
+    often exported once for every run), while flags typed on this command are checked all the same."""
     env_url, env_model = environment.judge()
+    if not needed and not args.judge_url and not args.judge_model:
+        return None
     url = args.judge_url or env_url
     model = args.judge_model or env_model
     if not url:
         return None
     if not model:
-        raise MaebError("--judge-url needs --judge-model (the judge's name is recorded in every result)")
+        given = "--judge-url" if args.judge_url else "MAEB_JUDGE_URL"
+        wanted = "--judge-model" if args.judge_url else "--judge-model (or MAEB_JUDGE_MODEL)"
+        raise MaebError(f"{given} needs {wanted}: the judge's name is recorded in every result")
     from ..encoders.chat import Endpoint
 
     if not url.startswith(("http://", "https://")):
@@ -98,12 +105,12 @@ def _judge_endpoint(args):
     )
 
 
-def run_options(args, task_count: int) -> RunOptions:
+def run_options(args, task_count: int, needs_judge: bool = True) -> RunOptions:
     """The run's options from its flags (each RunOptions field's own flag; the judge from the
     --judge-* flags); $MAEB_CACHE_DIR and $MAEB_LITE_DIR are read here, by maeb.run.options.from_fronts."""
     values = {f.name: getattr(args, f.name) for f in option_fields() if f.metadata["cli"] is not None}
     values["options"] = option_pairs(values["options"])
-    values["judge"] = _judge_endpoint(args)
+    values["judge"] = _judge_endpoint(args, needs_judge)
     if values["raise_error"] is None:  # one task stops at once; several go on past a failed one
         values["raise_error"] = task_count == 1
     return from_fronts(values)
@@ -141,7 +148,10 @@ def cmd_run(args) -> int:
     # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
     require_sides(meta, named, bool(args.judge_url or environment.judge()[0]))
     specs = list({s.name: s for s in named + from_benchmarks}.values())
-    cfg = run_options(args, len(specs))
+    from .. import tasktypes
+
+    needs_judge = any("judge" in tasktypes.get(s.type).needs(s) for s in specs)
+    cfg = run_options(args, len(specs), needs_judge)
     if args.ray_workers is not None and (not args.ray or args.ray_workers < 1):
         raise MaebError(
             f"--ray-workers {args.ray_workers}: "

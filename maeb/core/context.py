@@ -53,12 +53,18 @@ class RunContext:
         self.logger.info(message)
 
     def variables(self) -> dict[str, str]:
-        """Values of the variables a spec's data.path may name."""
-        cache = Path(self.cache_dir)
+        """Values of the variables a spec's data.path may name, as absolute folders: a relative
+        --lite-dir, $MAEB_LITE_DIR or --cache-dir means the current folder, as it does where the
+        benchmark is built, not the spec file's folder (relative data.path values are read there)."""
+        cache = Path(self.cache_dir).expanduser()
         return {
-            "MAEB_LITE_DIR": str(self.lite_dir or cache / BUILT_BENCHMARK_FOLDERS["MAEB_LITE_DIR"]),
-            "MMAG_LITE_DIR": str(self.mmag_lite_dir or cache / BUILT_BENCHMARK_FOLDERS["MMAG_LITE_DIR"]),
+            "MAEB_LITE_DIR": _absolute(self.lite_dir or cache / BUILT_BENCHMARK_FOLDERS["MAEB_LITE_DIR"]),
+            "MMAG_LITE_DIR": _absolute(self.mmag_lite_dir or cache / BUILT_BENCHMARK_FOLDERS["MMAG_LITE_DIR"]),
         }
+
+
+def _absolute(folder: Path | str) -> str:
+    return str(Path(folder).expanduser().absolute())
 
 
 # the folder under a cache folder where each benchmark maeb builds itself (maeb.benchmarks) lives unless a run is

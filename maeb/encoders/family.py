@@ -95,11 +95,22 @@ def check_rules(family: Family) -> None:
 
     rule_sets = sorted({name for p in PROTOCOLS.values() for name in p.rule_sets})
     keys = RULE_KEYS | set(family.rule_keys)
+    shape = 'rules must be {rule set: {architecture or "*": {key: value}}}'
+    if not isinstance(family.rules, Mapping):
+        raise ModelError(f"family {family.name!r}: {shape}, not {type(family.rules).__name__}")
     for rule_set, table in family.rules.items():
         if rule_set not in rule_sets:
             raise ModelError(
                 f"family {family.name!r}: rules for unknown protocol rule set {rule_set!r}; known: {', '.join(rule_sets)}"
             )
+        bad = (
+            [arch for arch, settings in table.items() if not isinstance(settings, Mapping)]
+            if isinstance(table, Mapping)
+            else [None]
+        )
+        if bad:
+            where = f"rules[{rule_set!r}]" + ("" if bad[0] is None else f"[{bad[0]!r}]")
+            raise ModelError(f"family {family.name!r}: {where} is not a table; {shape}")
         for arch, settings in table.items():
             unknown = sorted(set(settings) - keys)
             if unknown:

@@ -162,6 +162,11 @@ class Embedder:
             missing = [ref for ref in missing if isinstance(ref, WindowedRef)]  # windows are never padded
         if missing:
             found.update(self._compute_shared(missing))
+        # a clip is decoded once per content, so rows with identical bytes share its skip: count each row
+        skipped_by_key = {k: self.stats.skipped[ref.name] for k, ref in unique.items() if ref.name in self.stats.skipped}
+        for k, ref in zip(keys, refs):
+            if k in skipped_by_key and k not in found and ref.name not in self.stats.skipped:
+                self.stats.skipped[ref.name] = skipped_by_key[k]
         dim = self.cache.dim or (next(iter(found.values())).size if found else 0)
         out = np.zeros((len(refs), dim), dtype=np.float32)
         ok = np.zeros(len(refs), dtype=bool)

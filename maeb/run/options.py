@@ -491,6 +491,8 @@ def check_options(options: RunOptions) -> None:
         raise SpecError(f"batch size must be a whole number of clips, at least 1, not {options.batch_size!r}")
     if not whole(options.stability_replays, 0):
         raise SpecError(f"stability replays must be a whole number of replays, 0 for none, not {options.stability_replays!r}")
+    if not whole(options.judge_concurrency, 1):  # 0 would start no request and wait for ever
+        raise SpecError(f"judge concurrency must be a whole number of requests, at least 1, not {options.judge_concurrency!r}")
     if options.workers is not None and not whole(options.workers, 1):
         raise SpecError(f"workers must be a whole number of decoding threads, at least 1, not {options.workers!r}")
     seconds = options.batch_seconds

@@ -17,6 +17,7 @@ from ..metrics.textmetrics import DATE_DELTA
 from . import Evaluation, Param
 from .generative import (
     MECAT_SCORING,
+    METRIC_NAMES,
     cache_dir_of,
     csv_file,
     generation_settings,
@@ -47,6 +48,23 @@ PARAMS = {
     "category_column": Param(None, "with answer_column: column of each item's category (unset: one category, all)"),
     "categories": Param(CATEGORIES, "categories scored and averaged into score_qa (MECAT's six; with answer_column: the data's)"),
 }
+
+
+def metrics(spec) -> tuple[str, ...]:
+    """The metric names a QA result holds, so a spec's main_score is checked when it is parsed (the
+    dry run's time) rather than after a paid run of API calls. Where the categories come from the
+    data (answer_column with category_column) they are unknown until it is read: any
+    "<metric>_<category>" main score is taken."""
+    p = spec.protocol
+    names = [n.lower() for m in p["metrics"] for n in METRIC_NAMES.get(m, [m])]
+    out = [f"{n}_score_qa" for n in names] + ["n_questions", "questions_without_reference"]
+    if p["answer_column"] and p["category_column"]:
+        main = spec.main_score or ""
+        if any(main.startswith(n + "_") for n in names):
+            out.append(main)
+        return tuple(out)
+    categories = ["all"] if p["answer_column"] else list(p["categories"])
+    return tuple(out + [f"{n}_{c}" for n in names for c in categories] + [f"n_{c}" for c in categories])
 
 
 def needs(spec) -> set[str]:

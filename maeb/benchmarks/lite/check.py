@@ -56,18 +56,41 @@ class Cell:
         return self.agrees and self.band is not None and self.largest > DEFAULT_TOLERANCE
 
 
-def _results(root: Path) -> dict[tuple[str, str], dict]:
+def _results(root: Path, broken: dict[tuple[str, str], str] | None = None) -> dict[tuple[str, str], dict]:
+    """The result files of a folder by (model, task). broken: filled with the files that cannot be
+    read or are not results (a truncated JSON, scores that are not a table), so the check says the
+    file is broken instead of calling its cell absent."""
     out = {}
     for path in sorted(Path(root).glob("*/*/*.json")):
         if path.name == "model_meta.json":
             continue
+        key = (path.parent.parent.name.replace("__", "/", 1), path.stem)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if broken is not None:
+                broken[key] = f"{path} cannot be read ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
             continue
         if isinstance(data, dict) and isinstance(data.get("scores"), dict):
-            out[(path.parent.parent.name.replace("__", "/", 1), data.get("task_name", path.stem))] = data
+            out[(key[0], data.get("task_name", path.stem))] = data
+        elif broken is not None:
+            broken[key] = f"{path} is not a result file (no scores table)"
     return out
+
+
+def _band_problem(reference: dict) -> str | None:
+    """What is wrong with the reference's recorded band, or None: a band that is not a finite number
+    of at least 0 must not be replaced by 0 (or trusted) without a word."""
+    record = stability_of(reference)
+    if not isinstance(record, dict):
+        return f"maeb.stability is {type(record).__name__}, not a record"
+    for key in ("band", "quantum"):
+        value = record.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            return f"maeb.stability.{key} is {value!r}, not a number of at least 0"
+    return None
 
 
 def _numbers(value, prefix: str = ""):
@@ -188,8 +211,10 @@ def compare(
 ) -> list[Cell]:
     """Every cell of the reference and of the run, compared; models/tasks: only the cells of
     these (what a `--models`/`--tasks` run evaluated), so the others do not count as missing."""
-    reference, run = _results(reference_dir), _results(run_dir)
-    keys = set(reference) | set(run)
+    broken_reference: dict[tuple[str, str], str] = {}
+    broken_run: dict[tuple[str, str], str] = {}
+    reference, run = _results(reference_dir, broken_reference), _results(run_dir, broken_run)
+    keys = set(reference) | set(run) | set(broken_reference) | set(broken_run)
     if models is not None:
         keys = {k for k in keys if k[0] in set(models)}
     if tasks is not None:
@@ -198,6 +223,17 @@ def compare(
     for key in sorted(keys):
         model, task = key
         a, b = reference.get(key), run.get(key)
+        restore = "restore it (the committed reference: git checkout results/maeb-lite)"
+        told = None
+        if a is None and key in broken_reference:
+            told = f"the reference's {broken_reference[key]}: {restore}"
+        elif b is None and key in broken_run:
+            told = f"the run's {broken_run[key]}: rerun the cell"
+        elif a is not None and _band_problem(a):
+            told = f"the reference's {_band_problem(a)}: {restore}"
+        if told:
+            cells.append(Cell(model, task, None if a is None else _main(a), None if b is None else _main(b), math.inf, "", told))
+            continue
         if a is None or b is None:
             cells.append(
                 Cell(
@@ -262,5 +298,7 @@ def report(cells: list[Cell], tolerance: float) -> str:
     for c in differing:
         ref = "-" if c.reference is None else f"{c.reference:.4f}"
         got = "-" if c.run is None else f"{c.run:.4f}"
-        lines.append(f"  {c.model} / {c.task}: main {ref} -> {got}; largest difference {c.largest:.3g} in {c.metric}; {c.cause}")
+        # a cell without a compared metric (absent, unreadable) has no difference to quote: its cause says it all
+        largest = f"largest difference {c.largest:.3g} in {c.metric}; " if c.metric else ""
+        lines.append(f"  {c.model} / {c.task}: main {ref} -> {got}; {largest}{c.cause}")
     return "\n".join(lines) + "\n"
