@@ -40,6 +40,7 @@ from ..results.write import (
     task_result,
     write_json_atomic,
     write_model_meta,
+    write_run_settings,
     write_text_atomic,
 )
 from ..spec.loader import load_task
@@ -474,6 +475,7 @@ def run(
                 for name, text in outcome.files.items():
                     write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
                 write_json_atomic(path, result.payload)
+                write_run_settings(path.parent, spec.name, result.payload["scores"], meta.run_settings(encoder_options))
             done[spec.name] = result
             cache.record_task(spec.name, len(emb.touched))
             _accumulate(summary.stats, emb.stats)
