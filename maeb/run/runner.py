@@ -45,6 +45,8 @@ from ..results.write import (
 )
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec
+from .extend import Extension, merged_payload, pairs, wanted
+from .extend import plan as plan_extension
 from .numeric_env import numeric_env
 from .options import ResolvedRun, RunOptions, check_options, resolve
 from .options import context_of as context_of  # (its old home)
@@ -364,10 +366,18 @@ def run(
         raise ModelError(f"model {meta.name!r}: --precision applies when maeb loads the model; build the encoder in that dtype")
     overrides, encoder_options, experiment, chain = job.overrides, job.encoder_options, job.experiment, job.chain
     pending, existing = [], {}
+    extending: dict[str, Extension] = {}  # task -> the earlier result whose missing subsets/splits run now
     for spec in specs:
         path = job.result_path(spec)
         ident = job.identity(spec)
-        status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
+        step = None if cfg.overwrite or path is None else plan_extension(path, spec, ident)
+        if isinstance(step, Extension):
+            missing = sorted(wanted(step.run) - pairs(step.earlier["scores"]))
+            log(f"{spec.name}: {path} lacks {', '.join(f'{a}/{b}' for a, b in missing)}; evaluating them and merging")
+            extending[spec.name] = step
+            pending.append((step.run, path, job.identity(step.union)))
+            continue
+        status = "done" if step == "done" else "absent" if cfg.overwrite or path is None else existing_result(path, ident)
         if status == "done" and path is not None and cfg.duration_buckets and _recorded_edges(path) != list(cfg.duration_buckets):
             # a report option, not part of the identity: the same scores, recomputed from cached vectors
             log(f"{spec.name}: the result at {path} has no duration buckets with these edges; running it again")
@@ -466,7 +476,13 @@ def run(
             }
             if amend is not None:
                 amend(spec, info)
-            result = TaskResult(spec.name, meta.name, task_result(spec, scores, seconds, info), path, outcome.files)
+            step = extending.get(spec.name)
+            if step is not None:
+                info["task"] = task_record(step.union)
+            payload = task_result(spec, scores, seconds, info)
+            if step is not None:  # the earlier subsets and splits kept, the new ones added
+                payload = merged_payload(step.earlier, payload, step.union, ident)
+            result = TaskResult(spec.name, meta.name, payload, path, outcome.files)
             if path is not None:
                 if (
                     not done and root is not None
