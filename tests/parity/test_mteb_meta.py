@@ -9,7 +9,6 @@ Run with `.venv-parity/bin/python -m pytest tests/parity/test_mteb_meta.py`."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
