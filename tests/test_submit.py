@@ -156,6 +156,7 @@ def test_submit_merges_new_subsets_and_keeps_the_published_ones(tmp_path, clone,
     merged = json.loads((folder / "Kaggle.json").read_text())
     assert [(e["hf_subset"], e["main_score"]) for e in merged["scores"]["test"]] == [("curated", 0.5), ("noisy", 0.3)]
     assert merged["mteb_version"] == "2.4.2"  # the published file's fields stay
+    assert merged["scores"]["test"][1]["mteb_version"].startswith("2.26.24+maeb.")  # the added subset's own
     assert "kept the published scores of test/curated" in err
     assert json.loads((folder / "Other.json").read_text())["task_name"] == "Other"
     assert "wrote 2 result files of openai/whisper-medium" in out

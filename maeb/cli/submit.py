@@ -24,6 +24,7 @@ def cmd_submit(args) -> int:
     """`maeb submit`: exit 0 when everything was laid out (or was there already) and passes the
     rules; 1 when something was refused or a rule failed (each one line on stderr)."""
     from ..results.submit import submit
+    from .common import count
 
     out = submit(args.results_dir, args.clone)
     for line in out.notes:
@@ -38,7 +39,7 @@ def cmd_submit(args) -> int:
     files = [p for p in out.written if p.suffix == ".json" and p.name != "model_meta.json"]
     if files:
         models = ", ".join(sorted(out.models))
-        print(f"wrote {len(files)} result files of {models} into {args.clone / 'results'}; the repository's checks pass")
+        print(f"wrote {count(len(files), 'result file')} of {models} into {args.clone / 'results'}; the repository's checks pass")
         print(
             f"next: cd {args.clone} && git checkout -b my-results && git add results && git commit -m 'Add results' && git push"
         )

@@ -101,7 +101,10 @@ def merge(published: dict, ours: dict) -> tuple[dict, list[tuple[str, str]]]:
     added = [key for key in _pairs(ours) if key not in have]
     scores = {split: list(entries) for split, entries in (published.get("scores") or {}).items()}
     for split, subset in added:
-        scores.setdefault(split, []).append(_pairs(ours)[(split, subset)])
+        entry = dict(_pairs(ours)[(split, subset)])
+        if ours.get("mteb_version") and published.get("mteb_version") != ours.get("mteb_version"):
+            entry.setdefault("mteb_version", ours["mteb_version"])  # per subset, as mteb's own merge records it
+        scores.setdefault(split, []).append(entry)
     merged = {**published, "scores": scores}
     if added:
         merged["evaluation_time"] = (published.get("evaluation_time") or 0.0) + (ours.get("evaluation_time") or 0.0)
