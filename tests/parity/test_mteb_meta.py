@@ -100,6 +100,10 @@ def test_a_fresh_run_reads_in_mteb_and_wins_mteb_s_choice_of_revision(mteb_oracl
         json.loads((folder / "ToneClusters.json").read_text())["scores"]["test"][0]["main_score"]
     )
 
+    # `mteb submit-results` finds the model (it skipped every maeb model_meta.json before: "No valid models")
+    found = ResultCache(tmp_path / "cache")._normalize_models(None)
+    assert [(m.name, m.revision) for m in found] == [("test/spectral", "r1")]
+
     # an older published file in another revision folder: mteb keeps the one whose version is newest
     older = out / "test__spectral" / "r0"
     older.mkdir()
