@@ -56,7 +56,11 @@ def test_a_run_with_more_subsets_evaluates_the_missing_ones_and_merges(tmp_path,
     first = json.loads(result.read_text())
     assert [e["hf_subset"] for e in first["scores"]["test"]] == ["s0"]
 
-    rc, err = run(tmp_path, model, write_subset_task(tmp_path, subset_folder, ["s0", "s1", "s2"]), capsys)
+    wider = write_subset_task(tmp_path, subset_folder, ["s0", "s1", "s2"])
+    args = ["run", "--model", str(model), "--tasks", str(wider), "--output-dir", str(tmp_path / "res")]
+    assert main([*args, "--cache-dir", str(tmp_path / "cache"), "--dry-run"]) == 0
+    assert "to run" in capsys.readouterr().out  # the plan says so too, not "stop"
+    rc, err = run(tmp_path, model, wider, capsys)
     assert rc == 0, err  # no --overwrite needed
     assert "lacks test/s1, test/s2" in err
     merged = json.loads(result.read_text())

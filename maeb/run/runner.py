@@ -710,7 +710,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedR
                 "clips": clips,
                 "hours": round(hours, 2),
                 "cached_clips": cached.get(spec.name, 0),
-                "done": cfg.output_dir is not None and _plan_status(job.result_path(spec), job.identity(spec)),
+                "done": cfg.output_dir is not None and _plan_status(job.result_path(spec), job.identity(spec), spec),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
                 "failed": failed.failed.get(spec.name, ""),
                 # the longest clip in seconds (a local folder's headers, else the catalog's statistics) and,
@@ -734,9 +734,14 @@ def _catalog_longest(spec: TaskSpec) -> float:
     return max((v.get("max_seconds") or 0.0 for v in spec.stats.values() if isinstance(v, dict)), default=0.0)
 
 
-def _plan_status(path: Path | None, ident: dict) -> bool | str:
+def _plan_status(path: Path | None, ident: dict, spec: TaskSpec | None = None) -> bool | str:
     if path is None:
         return False  # nothing is written, so nothing is done
+    step = plan_extension(path, spec, ident) if spec is not None else None
+    if isinstance(step, Extension):
+        return False  # to run: its missing subsets or splits are evaluated and merged
+    if step == "done":
+        return True
     try:
         return existing_result(path, ident) == "done"
     except MaebError:
