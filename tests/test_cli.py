@@ -170,6 +170,7 @@ def test_mteb_style_flags(tmp_path, tone_folder, capsys):
     assert sorted(p.name for p in (tmp_path / "out" / "test__spectral" / "r1").iterdir()) == [
         "ToneClusters.json",
         "model_meta.json",
+        "run_settings.jsonl",
     ]
     assert main(args[:-2] + ["--model-revision", "r2", "--quiet"]) == 0
     assert (tmp_path / "out" / "test__spectral" / "r2" / "ToneClusters.json").exists()

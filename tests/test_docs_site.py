@@ -31,6 +31,7 @@ README_SECTIONS: dict[str, tuple[str, str]] = {
     "What the generated-audio check protects against": ("generative.md", "content_hashes.jsonl"),
     "Tied scores (maeb.ties) and the tie-aware protocol": ("reproducibility.md", "mteb-2.26-tie-aware"),
     "Figures and the leaderboard page": ("leaderboards.md", "python -m maeb plot results/ --out figures/"),
+    "Submit to the public leaderboard": ("uncertainty.md", "python -m maeb submit out/ --to results-repo"),
     # the sections of the README before the site (0.2), each moved to a page
     "Set-up and the two commands": ("get-started.md", "fluidsynth with fluid-soundfont-gm"),
     "Time-resolved embeddings: sound event detection (MAEB-lite-frames)": ("run.md", "event_onset_200ms_fms"),

@@ -539,7 +539,7 @@ def test_kill_while_writing_the_result_leaves_no_half_file(tmp_path, capsys):
     resumed = json.loads(out.read_text())
     assert resumed["scores"]["test"][0]["main_score"] == pytest.approx(1.0)
     visible = [p.name for p in out.parent.iterdir() if not p.name.startswith(".")]
-    assert sorted(visible) == ["Faulty.json", "model_meta.json"], visible
+    assert sorted(visible) == ["Faulty.json", "model_meta.json", "run_settings.jsonl"], visible
 
 
 # -- 5. corrupt cache ------------------------------------------------------------------------------

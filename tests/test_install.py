@@ -75,6 +75,10 @@ def test_installed_package_lists_its_catalog(installed, tmp_path):
     assert "MAEB: 30 tasks" in benchmarks.stdout and "MAEB+: 98 tasks" in benchmarks.stdout
     tasks = maeb(installed, tmp_path, "list", "tasks", "--benchmark", "MAEB")
     assert tasks.returncode == 0 and "30 tasks" in tasks.stdout
+    # mteb's registry records ship with the package: model_meta.json is mteb's record there too
+    code = "from maeb.spec.catalog import mteb_records; print(len(mteb_records()))"
+    records = subprocess.run([str(installed), "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert records.returncode == 0 and int(records.stdout) >= 100, records.stderr
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 
 from ..core.errors import MaebError
-from . import analyses, check_model, describe, durations, leaderboard, listing, lite, plot, robust, run
+from . import analyses, check_model, describe, durations, leaderboard, listing, lite, plot, robust, run, submit
 
 # the names this module held before the subcommands had modules of their own
 from .analyses import cmd_compare, cmd_correlate, cmd_select, cmd_tradeoff
@@ -24,6 +24,7 @@ from .lite import cmd_lite
 from .plot import cmd_plot
 from .robust import cmd_robust
 from .run import cmd_run, print_plan, run_options
+from .submit import cmd_submit
 
 __all__ = [
     "COMMANDS",
@@ -42,13 +43,14 @@ __all__ = [
     "cmd_robust",
     "cmd_run",
     "cmd_select",
+    "cmd_submit",
     "cmd_tradeoff",
     "print_plan",
     "run_options",
 ]
 
 # in the order `maeb --help` lists them
-SUBCOMMANDS = (run, leaderboard, plot, analyses, robust, durations, lite, listing, check_model, describe)
+SUBCOMMANDS = (run, leaderboard, plot, analyses, robust, durations, lite, listing, check_model, describe, submit)
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     name: handler for m in SUBCOMMANDS for name, handler in m.COMMANDS.items()
 }

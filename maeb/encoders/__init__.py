@@ -265,13 +265,16 @@ class ModelMeta:
         """The model's folder name in mteb's results layout ("org__name")."""
         return self.name.replace("/", "__")
 
-    def to_mteb(self, options: dict | None = None, experiment: dict | None = None) -> dict:
-        """model_meta.json in mteb's field names, so its results loader and leaderboard read it;
-        `experiment` (the settings that differ from the registered entry) is mteb's
-        experiment_kwargs, and the maeb section records every option as the run used it."""
-        options = dict(self.options if options is None else options)
+    def to_mteb(self, experiment: dict | None = None, record: dict | None = None) -> dict:
+        """model_meta.json as mteb's ModelMeta reads it (pydantic, no extra keys): `record`, mteb's
+        registry record of this model (models/mteb_model_meta.json), as it is; else the catalog entry
+        in mteb's field names and values. `experiment` (the settings that differ from the registered
+        entry) is mteb's experiment_kwargs. How maeb ran the model goes to run_settings.jsonl."""
+        experiment = {k: public_option(v) for k, v in (experiment or {}).items()}
+        if record is not None:
+            return {**record, "experiment_kwargs": experiment or None}
         return {
-            "loader_kwargs": {k: public_option(v) for k, v in options.items() if k != "path"},
+            "loader_kwargs": {},
             "name": self.name,
             "revision": self.revision,
             "release_date": self.release_date,
@@ -285,9 +288,11 @@ class ModelMeta:
             "open_weights": self.open_weights,
             "public_training_code": self.public_training_code,
             "public_training_data": self.public_training_data,
-            "framework": list(self.framework),
-            "reference": self.reference,
-            "similarity_fn_name": self.similarity,
+            # mteb accepts a closed list of frameworks; a runtime it does not name (CTranslate2) is left out
+            "framework": [f for f in self.framework if f in MTEB_FRAMEWORKS],
+            # mteb takes a URL or nothing: a path into maeb's README is not one
+            "reference": self.reference if self.reference and "://" in self.reference else None,
+            "similarity_fn_name": MTEB_SIMILARITY.get(self.similarity, self.similarity),
             "use_instructions": bool(self.use_instructions),
             # mteb writes its set as a list; None (not annotated) stays None, so mteb's
             # leaderboard shows "unknown" for the zero-shot flag instead of claiming zero-shot
@@ -299,10 +304,41 @@ class ModelMeta:
             "is_cross_encoder": "cross-encoder" in self.model_type or "cross_encoder" in self.model_type,
             "citation": self.citation,
             "contacts": None,
+            # a loader name mteb cannot resolve reads as None (ModelMeta.model_validate_json_resolved)
             "loader": f"maeb:{self.family}",
             "experiment_kwargs": experiment or None,
-            "maeb": {"family": self.family, "options": _shown_options(options)},
         }
+
+    def run_settings(self, options: dict | None = None) -> dict:
+        """How maeb ran the model, for run_settings.jsonl beside the results (mteb's side file of run
+        settings): the family and every option as the run used it (paths by fingerprint)."""
+        options = dict(self.options if options is None else options)
+        return {"family": self.family, "options": _shown_options(options)}
+
+
+# mteb 2.26.24's names: ModelMeta.framework's allowed values and its similarity names
+MTEB_FRAMEWORKS = frozenset(
+    {
+        "Sentence Transformers",
+        "PyTorch",
+        "GritLM",
+        "LLM2Vec",
+        "TensorFlow",
+        "JAX",
+        "API",
+        "Tevatron",
+        "NumPy",
+        "PyLate",
+        "ColBERT",
+        "ColPali",
+        "GGUF",
+        "safetensors",
+        "ONNX",
+        "OpenVINO",
+        "Transformers",
+    }
+)
+MTEB_SIMILARITY = {"max_sim": "MaxSim"}
 
 
 def _shown_options(options: dict) -> dict:

@@ -543,21 +543,30 @@ def read_scores(paths: Iterable[Path], main_scores: Mapping[str, str] | None = N
     return res.scores, res.problems
 
 
-def _version_key(version: str | None) -> tuple:
-    parts = []
-    for piece in str(version or "").split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
+def parse_version(version: str | None):
+    """A result's mteb_version as mteb's leaderboard parses it (packaging's Version), or None: a
+    range ("2.12.0-2.15.4", a merged file) or text ("mteb version not available") counts as none."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) if isinstance(version, str) else None
+    except InvalidVersion:
+        return None
 
 
 def _revision_priority(item, main_revision: str | None) -> tuple:
+    """mteb's join_revisions order: the registered revision first, then files whose version parses
+    (maeb writes "2.26.24+maeb.X", which does), then a real revision; then the newest version (a
+    missing one last); then, where mteb keeps its loading order, the newest file."""
+    from packaging.version import Version
+
     revision, rows = item
+    versions = [v for v in (parse_version(r.mteb_version) for r in rows) if v is not None]
     return (
         revision == main_revision,
-        any(r.mteb_version for r in rows),
+        bool(versions),
         revision not in NO_REVISION,
-        max(_version_key(r.mteb_version) for r in rows),
+        max(versions, default=Version("0")),
         max(r.date or "" for r in rows),
     )
 

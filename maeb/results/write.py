@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from ..encoders import ModelMeta
     from ..spec.taskspec import TaskSpec
 
+# the mteb release whose protocol and file format maeb follows
+MTEB_RELEASE = "2.26.24"
+MTEB_VERSION = f"{MTEB_RELEASE}+maeb.{__version__}"
 _STALE_TMP_SECONDS = 600  # a temporary file this old belongs to a killed run
 
 
@@ -165,13 +168,61 @@ def result_path(root: Path, meta: ModelMeta, task_name: str, experiment: dict | 
     return model_dir(root, meta, experiment) / f"{task_name}.json"
 
 
+def model_meta_json(meta: ModelMeta, experiment: dict | None = None) -> dict:
+    """model_meta.json's content: mteb's registry record when mteb knows the model at this revision
+    (so the results repository sees the registry's own values), else the converted catalog entry."""
+    from ..spec.catalog import mteb_record
+
+    record = mteb_record(meta.name)
+    if record is not None and str(record.get("revision")) != str(meta.revision):
+        record = None  # another revision is another model as far as the registry goes
+    return meta.to_mteb(experiment, record)
+
+
 def write_model_meta(root: Path, meta: ModelMeta, options: dict | None = None, experiment: dict | None = None) -> Path:
-    """Write model_meta.json (mteb's model metadata with the run's options and experiment) into the model's folder and return its
-    path."""
+    """Write model_meta.json (mteb's ModelMeta, experiment_kwargs for an experiment) into the model's
+    folder and return its path; how maeb ran the model goes to run_settings.jsonl (write_run_settings)."""
     path = model_dir(root, meta, experiment) / "model_meta.json"
     if path.parent.is_dir():
         remove_stale_temporaries(path.parent)
-    write_json_atomic(path, meta.to_mteb(options, experiment))
+    write_json_atomic(path, model_meta_json(meta, experiment))
+    return path
+
+
+RUN_SETTINGS = "run_settings.jsonl"
+
+
+def _settings_rows(path: Path) -> list[dict]:
+    rows = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a cut-off line from a killed writer: the task's next run writes it again
+            if isinstance(row, dict):
+                rows.append(row)
+    return rows
+
+
+def write_run_settings(folder: Path, task: str, scores: dict, settings: dict) -> Path:
+    """Record in FOLDER/run_settings.jsonl (the side file mteb keeps beside model_meta.json, one JSON
+    object per line naming task, splits and subsets) how maeb evaluated each split and subset of
+    `task`; rows of earlier runs stay for what this run did not evaluate, as mteb merges them."""
+    path = Path(folder) / RUN_SETTINGS
+    evaluated = {(split, e.get("hf_subset", "default")) for split, entries in scores.items() for e in entries}
+    kept = []
+    for row in _settings_rows(path):
+        if row.get("task") != task:
+            kept.append(row)
+            continue
+        left = {(s, sub) for s in row.get("splits") or [] for sub in row.get("subsets") or []} - evaluated
+        for split in sorted({s for s, _ in left}):  # what an earlier run evaluated and this one did not
+            kept.append({**row, "splits": [split], "subsets": sorted(sub for s, sub in left if s == split)})
+    row = {"version": {"maeb": __version__}, "encode_kwargs": {}, "maeb": settings}
+    for split in sorted({s for s, _ in evaluated}):
+        kept.append({"task": task, "splits": [split], "subsets": sorted(sub for s, sub in evaluated if s == split), **row})
+    write_text_atomic(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in kept))
     return path
 
 
@@ -181,8 +232,9 @@ def task_result(spec: TaskSpec, scores: dict[str, list[dict]], evaluation_time: 
         # a branch ("main") or no revision resolved to its commit when the data came from the hub
         "dataset_revision": (run_info.get("data") or {}).get("resolved_revision") or spec.revision,
         "task_name": spec.name,
-        # mteb did not run: its loaders accept null here, and the maeb section says what ran
-        "mteb_version": None,
+        # mteb's version with maeb's as a local label: mteb parses it as a release of its own, so
+        # its choice among revision folders treats this file as it treats a file it wrote
+        "mteb_version": MTEB_VERSION,
         "scores": rounded(scores),
         "evaluation_time": evaluation_time,
         "kg_co2_emissions": None,

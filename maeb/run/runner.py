@@ -42,10 +42,13 @@ from ..results.write import (
     task_result,
     write_json_atomic,
     write_model_meta,
+    write_run_settings,
     write_text_atomic,
 )
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec
+from .extend import Extension, merged_payload, pairs, wanted
+from .extend import plan as plan_extension
 from .numeric_env import numeric_env
 from .options import ResolvedRun, RunOptions, check_options, resolve
 from .options import context_of as context_of  # (its old home)
@@ -390,10 +393,18 @@ def run(
         raise ModelError(f"model {meta.name!r}: --precision applies when maeb loads the model; build the encoder in that dtype")
     overrides, encoder_options, experiment, chain = job.overrides, job.encoder_options, job.experiment, job.chain
     pending, existing = [], {}
+    extending: dict[str, Extension] = {}  # task -> the earlier result whose missing subsets/splits run now
     for spec in specs:
         path = job.result_path(spec)
         ident = job.identity(spec)
-        status = "absent" if cfg.overwrite or path is None else existing_result(path, ident)
+        step = None if cfg.overwrite or path is None else plan_extension(path, spec, ident)
+        if isinstance(step, Extension):
+            missing = sorted(wanted(step.run) - pairs(step.earlier["scores"]))
+            log(f"{spec.name}: {path} lacks {', '.join(f'{a}/{b}' for a, b in missing)}; evaluating them and merging")
+            extending[spec.name] = step
+            pending.append((step.run, path, job.identity(step.union)))
+            continue
+        status = "done" if step == "done" else "absent" if cfg.overwrite or path is None else existing_result(path, ident)
         if status == "done" and path is not None and cfg.duration_buckets and _recorded_edges(path) != list(cfg.duration_buckets):
             # a report option, not part of the identity: the same scores, recomputed from cached vectors
             log(f"{spec.name}: the result at {path} has no duration buckets with these edges; running it again")
@@ -493,7 +504,13 @@ def run(
             }
             if amend is not None:
                 amend(spec, info)
-            result = TaskResult(spec.name, meta.name, task_result(spec, scores, seconds, info), path, outcome.files)
+            step = extending.get(spec.name)
+            if step is not None:
+                info["task"] = task_record(step.union)
+            payload = task_result(spec, scores, seconds, info)
+            if step is not None:  # the earlier subsets and splits kept, the new ones added
+                payload = merged_payload(step.earlier, payload, step.union, ident)
+            result = TaskResult(spec.name, meta.name, payload, path, outcome.files)
             if path is not None:
                 if (
                     not done and root is not None
@@ -502,6 +519,7 @@ def run(
                 for name, text in outcome.files.items():
                     write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
                 write_json_atomic(path, result.payload)
+                write_run_settings(path.parent, spec.name, result.payload["scores"], meta.run_settings(encoder_options))
             done[spec.name] = result
             cache.record_task(spec.name, len(emb.touched))
             _accumulate(summary.stats, emb.stats)
@@ -722,7 +740,7 @@ def plan(meta: ModelMeta, specs: list[TaskSpec], options: RunOptions | ResolvedR
                 "clips": clips,
                 "hours": round(hours, 2),
                 "cached_clips": cached.get(spec.name, 0),
-                "done": cfg.output_dir is not None and _plan_status(job.result_path(spec), job.identity(spec)),
+                "done": cfg.output_dir is not None and _plan_status(job.result_path(spec), job.identity(spec), spec),
                 "skip": f"no {'/'.join(missing)} side" if missing else "",
                 "failed": failed.failed.get(spec.name, ""),
                 # the longest clip in seconds (a local folder's headers, else the catalog's statistics) and,
@@ -746,9 +764,14 @@ def _catalog_longest(spec: TaskSpec) -> float:
     return max((v.get("max_seconds") or 0.0 for v in spec.stats.values() if isinstance(v, dict)), default=0.0)
 
 
-def _plan_status(path: Path | None, ident: dict) -> bool | str:
+def _plan_status(path: Path | None, ident: dict, spec: TaskSpec | None = None) -> bool | str:
     if path is None:
         return False  # nothing is written, so nothing is done
+    step = plan_extension(path, spec, ident) if spec is not None else None
+    if isinstance(step, Extension):
+        return False  # to run: its missing subsets or splits are evaluated and merged
+    if step == "done":
+        return True
     try:
         return existing_result(path, ident) == "done"
     except MaebError:

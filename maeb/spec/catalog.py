@@ -6,6 +6,7 @@ a path to a .toml/.json file is accepted wherever a name is."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
@@ -244,3 +245,20 @@ def benchmark_specs(bench: Benchmark) -> list[TaskSpec]:
             spec = replace(spec, data=replace(spec.data, subsets=list(bench.subsets[task])))
         specs.append(spec)
     return specs
+
+
+# -- mteb's registry records ------------------------------------------------------------------
+@cache
+def mteb_records() -> dict[str, dict]:
+    """mteb's registry records of the catalog's models it knows (models/mteb_model_meta.json, made by
+    scripts/import_mteb_meta.py from the pinned mteb release), by model name."""
+    path = catalog_dir("models") / "mteb_model_meta.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["models"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise SpecError(f"cannot read mteb's model records {path}: {exc}; reinstall maeb") from exc
+
+
+def mteb_record(name: str) -> dict | None:
+    """mteb's registry record of a model, or None when mteb does not know the model."""
+    return mteb_records().get(name)

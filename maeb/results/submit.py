@@ -1,0 +1,338 @@
+"""`maeb submit RESULTS_DIR --to CLONE`: a run's results laid out in a clone of the public results
+repository as a pull request there expects, merged with the files already there, then checked by
+that repository's CI rules (read from its tests; reproduced here, not copied).
+
+What it refuses, one line each: experiment folders (non-default settings: the repository takes the
+registered model), models mteb's registry does not know (the repository rejects them), incomplete
+results, results on another dataset revision, and tasks the model already has under another
+revision folder (the repository keeps one). Merging keeps every split, subset and language already
+there: a (split, subset) the repository has keeps its published entry; new ones are added.
+On a failed check every file it wrote is put back as it was."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.errors import MaebError
+from .write import RUN_SETTINGS, write_text_atomic
+
+MAX_BYTES = 10 * 1024 * 1024  # the repository's file size check
+SCORE_EPSILON = 0.001  # the repository's largest accepted change of a published main score
+HOW_TO_REGISTER = (
+    "the results repository only takes models in mteb's registry: add a ModelMeta for it to mteb "
+    "(mteb/models/model_implementations/, a pull request to embeddings-benchmark/mteb), then submit"
+)
+
+
+@dataclass
+class Submission:
+    """What a submission did: files written (path -> what was there before, None for new), lines
+    for what it refused or kept, and the CI rules' failures."""
+
+    written: dict[Path, bytes | None] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    models: set[str] = field(default_factory=set)
+
+    def write(self, path: Path, text: str) -> None:
+        """Write `path`, remembering what it held the first time (for undo)."""
+        if path not in self.written:
+            self.written[path] = path.read_bytes() if path.exists() else None
+        write_text_atomic(path, text)
+
+    def undo(self) -> None:
+        """Put every written file back as it was; remove the new ones and the folders left empty."""
+        for path, before in self.written.items():
+            if before is None:
+                path.unlink(missing_ok=True)
+                for folder in (path.parent, path.parent.parent):
+                    if folder.is_dir() and not any(folder.iterdir()):
+                        folder.rmdir()
+            else:
+                path.write_bytes(before)
+
+
+def folder_name(name: str) -> str:
+    """A model's folder in the repository (mteb's model_name_as_path)."""
+    return name.replace("/", "__").replace(" ", "_")
+
+
+def known_models() -> set[str]:
+    """Model names mteb's registry holds: the pinned release's records maeb ships, and the
+    installed mteb's registry when there is one (the repository's CI uses its newest mteb)."""
+    from ..spec.catalog import mteb_records
+
+    names = set(mteb_records())
+    try:
+        import mteb
+
+        names |= {m.name for m in mteb.get_model_metas() if m.name}
+    except Exception:  # noqa: BLE001  (mteb absent or broken: the shipped records decide)
+        pass
+    return names
+
+
+def _json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _pairs(data: dict) -> dict[tuple[str, str], dict]:
+    return {
+        (split, e.get("hf_subset", "default")): e
+        for split, entries in (data.get("scores") or {}).items()
+        if isinstance(entries, list)
+        for e in entries
+        if isinstance(e, dict)
+    }
+
+
+def merge(published: dict, ours: dict) -> tuple[dict, list[tuple[str, str]]]:
+    """The published file with our (split, subset) entries that it lacks added; its own entries and
+    top-level fields stay. Returns the merged file and the pairs added."""
+    have = _pairs(published)
+    added = [key for key in _pairs(ours) if key not in have]
+    scores = {split: list(entries) for split, entries in (published.get("scores") or {}).items()}
+    for split, subset in added:
+        entry = dict(_pairs(ours)[(split, subset)])
+        if ours.get("mteb_version") and published.get("mteb_version") != ours.get("mteb_version"):
+            entry.setdefault("mteb_version", ours["mteb_version"])  # per subset, as mteb's own merge records it
+        scores.setdefault(split, []).append(entry)
+    merged = {**published, "scores": scores}
+    if added:
+        merged["evaluation_time"] = (published.get("evaluation_time") or 0.0) + (ours.get("evaluation_time") or 0.0)
+    return merged, added
+
+
+def _revision_folders(results: Path) -> list[Path]:
+    return sorted(p for p in results.glob("*/*") if p.is_dir() and not p.name.startswith("."))
+
+
+def submit(source: Path, clone: Path, known: set[str] | None = None) -> Submission:
+    """Lay the results under `source` (maeb's output folder) out in `clone`/results, merged with what
+    is there, and run the repository's rules on what was written; undone when a rule fails."""
+    source, clone = Path(source), Path(clone)
+    results = clone / "results"
+    if not results.is_dir():
+        raise MaebError(f"{clone} is not a clone of the results repository (it has no results/ folder)")
+    if not source.is_dir():
+        raise MaebError(f"results folder {source} does not exist")
+    known = known_models() if known is None else known
+    out = Submission()
+    folders = _revision_folders(source)
+    if not folders:
+        raise MaebError(f"{source} holds no results in mteb's layout (MODEL/REVISION/TASK.json)")
+    for folder in folders:
+        _submit_folder(folder, results, known, out)
+    if out.written:
+        out.failures = check(results, out, known)
+        if out.failures:
+            out.undo()
+    return out
+
+
+def _submit_folder(folder: Path, results: Path, known: set[str], out: Submission) -> None:
+    if (folder / "experiments").is_dir():
+        out.refused.append(
+            f"{folder / 'experiments'}: experiment folders (runs with non-default settings) are not submitted; "
+            "the results repository takes the registered model's runs"
+        )
+    meta = _json(folder / "model_meta.json")
+    if meta is None:
+        out.refused.append(f"{folder}: no readable model_meta.json; rerun with maeb to write one")
+        return
+    name, revision = meta.get("name"), meta.get("revision")
+    if not isinstance(name, str) or not isinstance(revision, str):
+        out.refused.append(f"{folder / 'model_meta.json'}: needs a name and a revision")
+        return
+    if meta.get("experiment_kwargs"):
+        out.refused.append(f"{folder}: model_meta.json records experiment_kwargs (an experiment); not submitted")
+        return
+    if name not in known:
+        out.refused.append(f"{folder}: model {name} is not in mteb's model registry; {HOW_TO_REGISTER}")
+        return
+    dest = results / folder_name(name) / revision
+    others = [p for p in (results / folder_name(name)).glob("*") if p.is_dir() and p != dest]
+    written = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name == "model_meta.json" or path.name.startswith("."):
+            continue
+        if _submit_task(path, dest, others, out):
+            written.append(path.stem)
+    if not written:
+        return
+    out.models.add(name)
+    if not (dest / "model_meta.json").exists():
+        out.write(dest / "model_meta.json", (folder / "model_meta.json").read_text(encoding="utf-8"))
+    settings = folder / RUN_SETTINGS
+    if settings.exists():  # ours for the tasks written, after what the repository has (later rows win in mteb)
+        rows = [line for line in settings.read_text(encoding="utf-8").splitlines() if _row_task(line) in written]
+        target = dest / RUN_SETTINGS
+        before = target.read_text(encoding="utf-8") if target.exists() else ""
+        out.write(target, before + "".join(line + "\n" for line in rows))
+
+
+def _row_task(line: str) -> str | None:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row.get("task") if isinstance(row, dict) else None
+
+
+def _submit_task(path: Path, dest: Path, others: list[Path], out: Submission) -> bool:
+    ours = _json(path)
+    if ours is None or not isinstance(ours.get("scores"), dict):
+        out.refused.append(f"{path}: not a result file (unreadable, or no scores)")
+        return False
+    if ours.get("task_name") != path.stem:
+        out.refused.append(f"{path}: task_name {ours.get('task_name')!r} differs from the file name")
+        return False
+    if not (ours.get("maeb") or {}).get("complete", True):
+        out.refused.append(f"{path}: incomplete (some judge items failed); rerun the task to finish it")
+        return False
+    elsewhere = [p.name for p in others if (p / path.name).exists()]
+    if elsewhere:
+        out.refused.append(
+            f"{path}: the repository has {path.stem} for this model under revision {elsewhere[0]} "
+            "(it keeps one revision per task); not submitted"
+        )
+        return False
+    target = dest / path.name
+    published = _json(target) if target.exists() else None
+    if published is None:
+        out.write(target, json.dumps(ours, indent=2, ensure_ascii=False) + "\n")
+        return True
+    if published.get("dataset_revision") != ours.get("dataset_revision"):
+        out.refused.append(
+            f"{path}: computed on dataset revision {ours.get('dataset_revision')}, the repository has "
+            f"{published.get('dataset_revision')}; they cannot be merged"
+        )
+        return False
+    merged, added = merge(published, ours)
+    kept = [k for k in _pairs(ours) if k not in added and _moved(_pairs(published)[k], _pairs(ours)[k])]
+    if kept:
+        shown = ", ".join(f"{a}/{b}" for a, b in kept[:5])
+        out.notes.append(f"{target}: kept the published scores of {shown} (ours differ by more than {SCORE_EPSILON})")
+    if not added:
+        out.notes.append(f"{target}: nothing new (every split and subset is there already)")
+        return False
+    out.write(target, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+    return True
+
+
+def _moved(a: dict, b: dict) -> bool:
+    x, y = a.get("main_score"), b.get("main_score")
+    return isinstance(x, (int, float)) and isinstance(y, (int, float)) and abs(_unit(x) - _unit(y)) > SCORE_EPSILON
+
+
+def _unit(value: float) -> float:
+    return value / 100 if value > 1 else value  # the repository compares scores on a 0-1 scale
+
+
+# -- the repository's CI rules, on what was written ----------------------------------------------
+_SHA1 = re.compile(r"^[0-9a-f]{40}$")
+
+
+def check(results: Path, sub: Submission, known: set[str]) -> list[str]:
+    """The repository's rules on the folders and files `sub` wrote: one line per failure, naming
+    the file and the rule."""
+    failures: list[str] = []
+    folders = sorted({p.parent for p in sub.written})
+    for folder in folders:
+        failures += _check_folder(results, folder, sub, known)
+    for path, before in sorted(sub.written.items()):
+        failures += _check_file(path, before)
+    return failures
+
+
+def _check_folder(results: Path, folder: Path, sub: Submission, known: set[str]) -> list[str]:
+    where = folder / "model_meta.json"
+    meta = _json(where)
+    if meta is None:
+        return [f"{where}: model-meta-present: missing or unreadable"]
+    name, revision = str(meta.get("name")), str(meta.get("revision"))
+    fails = []
+    if results / folder_name(name) / revision != folder:
+        fails.append(f"{where}: folder-structure: name and revision say {folder_name(name)}/{revision}")
+    if "/" not in name:
+        fails.append(f"{where}: organization-in-name: {name!r} has no organization")
+    legacy = sub.written.get(where, b"") is not None  # a folder the repository had keeps its revision
+    if not legacy and not (_SHA1.match(revision) or len(revision) == 1):
+        fails.append(f"{where}: revision-is-specified: {revision!r} is neither a commit hash nor a one-character version")
+    if revision != folder.name:
+        fails.append(f"{where}: revision-matches-folder: {revision!r} in folder {folder.name!r}")
+    if name not in known:
+        fails.append(f"{where}: model-in-mteb: {name} is not in mteb's registry; {HOW_TO_REGISTER}")
+    fails += _mteb_meta(where)
+    model = folder.parent
+    revisions: dict[str, Path] = {}
+    tasks: dict[str, list[str]] = {}
+    for other in sorted(p for p in model.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        other_meta = _json(other / "model_meta.json") or {}
+        rev = str(other_meta.get("revision") or other.name)
+        if rev in revisions:
+            fails.append(f"{other / 'model_meta.json'}: no-duplicate-revisions: {rev} also in {revisions[rev]}")
+        revisions[rev] = other
+        for file in other.glob("*.json"):
+            if file.name != "model_meta.json":
+                tasks.setdefault(file.stem, []).append(other.name)
+    for task, revs in sorted(tasks.items()):
+        if len(revs) > 1 and folder / f"{task}.json" in sub.written:
+            fails.append(f"{folder / f'{task}.json'}: no-duplicate-results: {task} under revisions {', '.join(revs)}")
+    return fails
+
+
+def _mteb_meta(path: Path) -> list[str]:
+    """mteb's own reading of model_meta.json (ModelMeta.model_validate_json_resolved, the entry point
+    its ResultCache uses), when mteb is installed."""
+    try:
+        from mteb.models import ModelMeta
+    except Exception:  # noqa: BLE001
+        return []
+    try:
+        ModelMeta.model_validate_json_resolved(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # noqa: BLE001  (pydantic's ValidationError, as one line)
+        return [f"{path}: mteb-model-meta: {' '.join(str(exc).split())[:300]}"]
+    return []
+
+
+def _check_file(path: Path, before: bytes | None) -> list[str]:
+    fails = []
+    if path.stat().st_size > MAX_BYTES:
+        fails.append(f"{path}: file-size: {path.stat().st_size} bytes, over 10 MB")
+    if path.suffix != ".json" or path.name == "model_meta.json":
+        return fails
+    new = _json(path) or {}
+    if new.get("task_name") != path.stem:
+        fails.append(f"{path}: task-name-matches-filename: task_name is {new.get('task_name')!r}")
+    try:
+        from mteb import TaskResult
+
+        TaskResult.from_disk(path)
+    except ImportError:
+        pass
+    except Exception as exc:  # noqa: BLE001
+        fails.append(f"{path}: mteb-task-result: {' '.join(str(exc).split())[:300]}")
+    if before is None:
+        return fails
+    old = json.loads(before)
+    old_pairs, new_pairs = _pairs(old), _pairs(new)
+    for (split, subset), entry in sorted(old_pairs.items()):
+        now = new_pairs.get((split, subset))
+        if now is None:
+            fails.append(f"{path}: no-splits-removed: {split}/{subset} was there")
+            continue
+        lost = set(entry.get("languages") or []) - set(now.get("languages") or [])
+        if lost:
+            fails.append(f"{path}: no-languages-removed: {split}/{subset} lost {', '.join(sorted(lost))}")
+        if _moved(entry, now):
+            fails.append(f"{path}: results-diff: {split}/{subset} main_score moved by more than {SCORE_EPSILON}")
+    return fails
