@@ -17,6 +17,7 @@ from .. import tasktypes
 from ..core.context import RunContext
 from ..core.errors import DataError, MaebError, ModelError, SpecError
 from ..core.identity import differences, encoder_identity
+from ..core.paths import safe_component
 from ..data import hub
 from ..encoders import (
     ModelMeta,
@@ -36,6 +37,7 @@ from ..engine.taskrecord import EmbedStats, outside_encoder_note
 from ..results.write import (
     check_writable,
     model_dir,
+    predictions_path,
     read_result,
     task_result,
     write_json_atomic,
@@ -407,7 +409,10 @@ def run(
             emb.generated_dir = (
                 path.parent / "generated" / spec.name
                 if path is not None
-                else Path(cfg.cache_dir) / "generated" / meta.folder / spec.name
+                else Path(cfg.cache_dir)
+                / "generated"
+                / safe_component(meta.folder, "model name")
+                / safe_component(spec.name, "task name")
             )
             try:
                 outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets, cfg.stability_replays)
@@ -472,7 +477,7 @@ def run(
                 ):  # with the first result, so a run that fails before any leaves no lone model_meta.json
                     write_model_meta(root, _observed_dim(meta, cache.dim, log), encoder_options, experiment)
                 for name, text in outcome.files.items():
-                    write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
+                    write_text_atomic(predictions_path(path, name), text)
                 write_json_atomic(path, result.payload)
             done[spec.name] = result
             cache.record_task(spec.name, len(emb.touched))

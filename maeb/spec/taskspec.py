@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import SpecError, check_keys, closest
+from ..core.paths import safe_component
 from ..tasktypes import from_mteb, is_outside, mteb_type_of, mteb_types
 
 # maeb type name -> mteb type name (from the one registry, maeb.tasktypes); specs may use either
@@ -255,6 +256,8 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
         if required not in raw:
             raise SpecError(f"{where}: missing required field {required!r}")
     check_field_types(raw, TaskSpec, where, extra={"data": "dict"})
+    # the name becomes a result file's name (and a folder of predictions and generated clips)
+    safe_component(raw["name"], f"{where}: task name", SpecError)
     kind = from_mteb(raw["type"])
     known_types = set(TYPES) | set(GENERATIVE_TYPES)
     if kind not in known_types and not is_outside(kind):  # "package.module:Class": a type outside maeb
