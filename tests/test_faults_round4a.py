@@ -112,3 +112,123 @@ def test_a_spec_name_is_checked_when_parsed(tmp_path):
 
     with pytest.raises(SpecError, match="task name"):
         parse_spec({"name": "a/b", "type": "clustering", "data": {"source": "audiofolder", "path": str(tmp_path)}}, "s")
+
+
+# -- 4. two specs with one task name ---------------------------------------------------------------
+def test_two_specs_with_one_task_name_are_refused_in_one_line(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = write_spec(tmp_path / "a", folder), write_spec(tmp_path / "b", folder)
+    args = run_args(tmp_path, write_model(tmp_path), first, second)
+    line = one_error(*run_main(capsys, args))
+    assert "two specs name task 'Faulty'" in line and str(first) in line and str(second) in line
+    assert not list(tmp_path.rglob("Faulty.json"))
+    line = one_error(*run_main(capsys, [*args, "--dry-run"]))
+    assert "two specs name task 'Faulty'" in line
+
+
+def test_one_spec_listed_twice_runs_once(tmp_path, capsys):
+    folder = write_folder(tmp_path / "data")
+    spec = write_spec(tmp_path, folder)
+    rc, err = run_main(capsys, run_args(tmp_path, write_model(tmp_path), spec, spec))
+    assert rc == 0 and "1 task evaluated" in err, err
+
+
+def test_the_python_api_refuses_two_specs_of_one_name(tmp_path):
+    from dataclasses import replace
+
+    from maeb.api import select_tasks
+    from maeb.spec.taskspec import load_spec
+
+    spec = load_spec(write_spec(tmp_path, write_folder(tmp_path / "data")))
+    other = replace(spec, source_file="", protocol={**spec.protocol, "n_clusters": 2})
+    with pytest.raises(SpecError, match="two specs name task 'Faulty'"):
+        select_tasks([spec, other])
+    assert len(select_tasks([spec, spec])) == 1
+
+
+# -- 6. split rules on sources that bring their own splits -------------------------------------------
+@pytest.mark.parametrize("source", ["hub", "webdataset"])
+@pytest.mark.parametrize("rule", ["{ random = 0.2 }", '{ column = "split" }'])
+def test_split_by_on_a_hub_or_webdataset_source_is_refused(tmp_path, capsys, source, rule):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        f'name = "HubSplit"\ntype = "classification"\n[data]\nsource = "{source}"\npath = "org/repo"\n'
+        f'revision = "{"a" * 40}"\nsplit_by = {rule}\n'
+    )
+    for extra in ((), ("--dry-run",)):
+        line = one_error(*run_main(capsys, run_args(tmp_path, write_model(tmp_path), spec, extra=extra)))
+        assert "data.split_by" in line and repr(source) in line and str(spec) in line
+
+
+# -- 7. code named by a spec or an entry runs only when allowed -------------------------------------
+EVIL = """
+from pathlib import Path
+Path(__file__).with_name("{marker}").write_text("ran")
+"""
+
+
+@pytest.fixture
+def evil(tmp_path, monkeypatch):
+    """Modules in the current folder (on sys.path, as under `python -m maeb`) that leave a mark
+    when imported."""
+    for module in ("evilmod", "evilfam"):
+        (tmp_path / f"{module}.py").write_text(EVIL.format(marker=f"{module}.ran"))
+        monkeypatch.delitem(__import__("sys").modules, module, raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("MAEB_ALLOW_CODE", raising=False)
+    return tmp_path
+
+
+@pytest.mark.parametrize("dry", [False, True])
+def test_a_spec_type_from_the_current_folder_is_not_imported_without_opt_in(evil, capsys, dry):
+    folder = write_folder(evil / "data")
+    spec = write_spec(evil, folder, kind="evilmod:X", tail="")
+    line = one_error(*run_main(capsys, run_args(evil, write_model(evil), spec, extra=("--dry-run",) if dry else ())))
+    assert "evilmod" in line and "--allow-code" in line and "MAEB_ALLOW_CODE" in line
+    assert not (evil / "evilmod.ran").exists()
+
+
+@pytest.mark.parametrize("dry", [False, True])
+def test_a_model_family_from_the_current_folder_is_not_imported_without_opt_in(evil, capsys, dry):
+    folder = write_folder(evil / "data")
+    args = run_args(evil, write_model(evil, family="evilfam:X"), write_spec(evil, folder), extra=("--dry-run",) if dry else ())
+    line = one_error(*run_main(capsys, args))
+    assert "evilfam" in line and "--allow-code" in line
+    assert not (evil / "evilfam.ran").exists()
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_with_the_opt_in_the_named_module_is_imported(evil, capsys, monkeypatch, how):
+    folder = write_folder(evil / "data")
+    spec = write_spec(evil, folder, kind="evilmod:X", tail="")
+    extra: tuple[str, ...] = ("--dry-run",)
+    if how == "flag":
+        extra += ("--allow-code",)
+    else:
+        monkeypatch.setenv("MAEB_ALLOW_CODE", "1")
+    rc, err = run_main(capsys, run_args(evil, write_model(evil), spec, extra=extra))
+    assert (evil / "evilmod.ran").exists()  # imported; X is not a task type, which is the next error
+    assert rc == 2 and "is not defined" in err and "--allow-code" not in err, err
+    # the permission does not outlive the call that gave it
+    (evil / "evilmod.ran").unlink()
+    monkeypatch.delenv("MAEB_ALLOW_CODE", raising=False)
+    monkeypatch.delitem(__import__("sys").modules, "evilmod", raising=False)
+    from maeb.tasktypes import _LOADED
+
+    _LOADED.pop("evilmod:X", None)
+    assert "--allow-code" in one_error(*run_main(capsys, run_args(evil, write_model(evil), spec)))
+    assert not (evil / "evilmod.ran").exists()
+
+
+def test_maebs_own_modules_need_no_opt_in(tmp_path):
+    from maeb.core import trust
+    from maeb.encoders import resolve_factory
+    from maeb.mock import SpectralEncoder
+
+    trust.allow_code(False)
+    assert resolve_factory("maeb.mock:SpectralEncoder") is SpectralEncoder
+    with pytest.raises(Exception, match="--allow-code"):
+        resolve_factory("evilfam:X")

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..audio.pipeline import LengthPolicy
 from ..core.errors import MaebError, MissingPackage, ModelError
+from ..core.trust import require_code
 from . import families as _builtin_families  # noqa: F401  (registers the built-in family records)
 from .family import FAMILY_REGISTRY, RegistryView, get_family
 from .family import Family as Family  # re-exported: maeb.encoders.Family, register_family
@@ -313,6 +314,8 @@ def resolve_factory(family: str) -> Any:
     if ":" not in target:
         raise ModelError(f"unknown model family {family!r}; known: {', '.join(sorted(FAMILY_REGISTRY))} or 'module:factory'")
     module_name, attr = target.split(":", 1)
+    if record is None:  # a model entry's own module: imported only when the user said so
+        require_code(target, "model family", ModelError)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -45,7 +45,7 @@ from ..results.write import (
     write_text_atomic,
 )
 from ..spec.loader import load_task
-from ..spec.taskspec import TaskSpec
+from ..spec.taskspec import TaskSpec, distinct
 from .numeric_env import numeric_env
 from .options import ResolvedRun, RunOptions, check_options, resolve
 from .options import context_of as context_of  # (its old home)
@@ -352,6 +352,7 @@ def run(
     output folder, results are written in mteb's layout and finished tasks skipped.
     amend(spec, info), if given, completes a task's maeb section before it is written (what the
     caller knows and the runner does not: maeb.run.distributed's workers)."""
+    specs = distinct(specs)  # two specs of one name would share one result file
     job = resolved(meta, options)
     cfg = job.options
     summary = RunSummary()
