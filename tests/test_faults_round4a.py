@@ -5,6 +5,8 @@ source ignores, and code imported on a spec's word. Each case failed before its 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from maeb.core.errors import OutputError, SpecError
@@ -164,7 +166,6 @@ def test_split_by_on_a_hub_or_webdataset_source_is_refused(tmp_path, capsys, sou
 
 # -- 7. code named by a spec or an entry runs only when allowed -------------------------------------
 EVIL = """
-from pathlib import Path
 Path(__file__).with_name("{marker}").write_text("ran")
 """
 
@@ -232,3 +233,52 @@ def test_maebs_own_modules_need_no_opt_in(tmp_path):
     assert resolve_factory("maeb.mock:SpectralEncoder") is SpectralEncoder
     with pytest.raises(Exception, match="--allow-code"):
         resolve_factory("evilfam:X")
+
+
+# -- 5. bands and experiment scores read from result files ------------------------------------------
+def test_bands_and_experiments_outside_the_metrics_range_are_set_aside_and_named(tmp_path, capsys):
+    from maeb.analysis.leaderboard import load_board
+    from maeb.analysis.uncertainty import compute
+
+    from .test_uncertainty import write_result
+
+    write_result(tmp_path, "org/a", "T", [0.61, 0.62, 0.60], band=1e9)
+    write_result(tmp_path, "org/b", "T", [0.50, -0.40, 0.50])  # (its mean is what the board shows)
+    write_result(tmp_path, "org/c", "T", [0.30, 0.31, 0.29], band=0.01)
+    board, _ = load_board([tmp_path])
+    u = compute(board, draws=200)
+    assert ("org/a", "T") not in u.cells or u.cells[("org/a", "T")].band is None  # its experiments alone stay
+    assert ("org/b", "T") not in u.cells
+    assert all(0.0 <= c.low <= c.high <= 1.0 for c in u.cells.values())
+    text = "\n".join(u.set_aside)
+    assert len(u.set_aside) == 2 and "org__a" in text and "1e+09" in text and "org__b" in text and "-0.4" in text
+    assert u.as_dict()["set_aside"] == u.set_aside
+    rc = __import__("maeb.cli.commands", fromlist=["main"]).main(
+        ["leaderboard", "--results", str(tmp_path), "--uncertainty", "40", "--format", "md"]
+    )
+    out = capsys.readouterr()
+    assert rc == 0 and out.err.count("set aside") == 2 and "±100000000000" not in out.out
+
+
+def test_intervals_stay_inside_the_metrics_range(tmp_path):
+    """Near the ends of the range: a band of 0.15 around 0.897, experiments near 1 or 0 (a board
+    showed "89.7 ±10.0 [78.2-101.5]", issue 33)."""
+    from maeb.analysis.leaderboard import load_board
+    from maeb.analysis.uncertainty import compute
+
+    from .test_uncertainty import write_result
+
+    write_result(tmp_path, "org/a", "T", [0.897], band=0.15)
+    path = tmp_path / "org__a" / "r1" / "T.json"
+    data = json.loads(path.read_text())
+    del data["scores"]["test"][0]["scores_per_experiment"]  # a band alone, as MAEB-lite's results have
+    path.write_text(json.dumps(data))
+    write_result(tmp_path, "org/b", "T", [0.98, 0.99, 1.0, 1.0, 0.97])
+    write_result(tmp_path, "org/c", "T", [0.05, 0.0, 0.01, 0.0], band=0.2)
+    board, _ = load_board([tmp_path])
+    u = compute(board, draws=200)
+    for model in ("org/a", "org/b", "org/c"):
+        cell = u.cells[(model, "T")]
+        assert 0.0 <= cell.low <= cell.high <= 1.0, (model, cell)
+    assert u.cells[("org/a", "T")].high == 1.0 and u.cells[("org/c", "T")].low == 0.0
+    assert "101" not in u.cell_text("org/a", "T", 0.897) and "-" not in u.cell_text("org/c", "T", 0.015).replace("–", "")
