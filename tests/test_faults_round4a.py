@@ -6,6 +6,7 @@ source ignores, and code imported on a spec's word. Each case failed before its 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -282,3 +283,79 @@ def test_intervals_stay_inside_the_metrics_range(tmp_path):
         assert 0.0 <= cell.low <= cell.high <= 1.0, (model, cell)
     assert u.cells[("org/a", "T")].high == 1.0 and u.cells[("org/c", "T")].low == 0.0
     assert "101" not in u.cell_text("org/a", "T", 0.897) and "-" not in u.cell_text("org/c", "T", 0.015).replace("–", "")
+
+
+# -- 2, 3. hub data: a pinned revision offline, and bytes that are not the declared ones ---------------
+SHA, OTHER = "1" * 40, "2" * 40
+LOAD = """
+import sys
+from maeb.core.errors import MaebError
+from maeb.data.sources import load_hub_split
+try:
+    table = load_hub_split("org/tiny", sys.argv[1], None, "test", ["audio"], cache_dir=sys.argv[2])
+except MaebError as exc:
+    print("ERROR", exc)
+else:
+    print("LABELS", ",".join(table["label"]))
+"""
+
+
+def _tiny_parquet(path: Path, label: str) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"label": [label] * 4, "n": list(range(4))})
+    pq.write_table(table, path, compression="none", use_dictionary=False, write_statistics=False)
+    return path.read_bytes()
+
+
+def _load(tmp_path: Path, hub, revision: str, offline: bool = False) -> str:
+    import subprocess
+    import sys
+
+    from .hub.check import maeb_env
+
+    env = maeb_env(tmp_path, hub.endpoint, **({"HF_HUB_OFFLINE": "1"} if offline else {}))
+    proc = subprocess.run(
+        [sys.executable, "-c", LOAD, revision, str(tmp_path / "maeb-cache")], env=env, capture_output=True, text=True, timeout=300
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("ERROR", "LABELS"))]
+    assert proc.returncode == 0 and len(lines) == 1, proc.stdout + proc.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def tiny_hub(tmp_path):
+    from .hub.server import HubServer
+
+    repo = tmp_path / "repo"
+    good = _tiny_parquet(repo / "data" / "test-00000-of-00001.parquet", "good")
+    with HubServer() as hub:
+        hub.add("dataset", "org/tiny", SHA, repo)
+        yield hub, good, tmp_path / "tampered.parquet"
+
+
+@pytest.mark.slow  # three interpreters that import datasets
+def test_offline_a_pinned_revision_that_is_not_cached_fails_in_one_line(tiny_hub, tmp_path):
+    hub, _, _ = tiny_hub
+    assert _load(tmp_path, hub, SHA) == "LABELS good,good,good,good"
+    assert _load(tmp_path, hub, SHA, offline=True) == "LABELS good,good,good,good"  # the cached pin loads offline
+    line = _load(tmp_path, hub, OTHER, offline=True)
+    assert line.startswith("ERROR") and f"org/tiny@{OTHER}" in line and "not in the local cache" in line, line
+    assert "HF_HUB_OFFLINE" in line
+
+
+@pytest.mark.slow
+def test_a_download_whose_bytes_differ_from_the_declared_sha256_is_refused(tiny_hub, tmp_path):
+    hub, good, other = tiny_hub
+    bad = _tiny_parquet(other, "evil")  # a readable parquet of the same size: only the checksum tells
+    assert len(bad) == len(good) and bad != good
+    hub.tamper("test-00000-of-00001.parquet", bad)
+    line = _load(tmp_path, hub, SHA)
+    assert line.startswith("ERROR") and "does not match the hub's checksum" in line and "data/test-00000" in line, line
+    downloads = [r for r in hub.requests() if r.method == "GET" and r.path.endswith(".parquet") and r.sent]
+    assert len(downloads) == 2  # downloaded once more before refusing
+    # the bytes were not kept: once the hub serves the right ones, the same command loads them
+    hub.tampered.clear()
+    assert _load(tmp_path, hub, SHA) == "LABELS good,good,good,good"
