@@ -167,6 +167,7 @@ def test_split_by_on_a_hub_or_webdataset_source_is_refused(tmp_path, capsys, sou
 
 # -- 7. code named by a spec or an entry runs only when allowed -------------------------------------
 EVIL = """
+from pathlib import Path
 Path(__file__).with_name("{marker}").write_text("ran")
 """
 
