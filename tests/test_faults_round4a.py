@@ -311,7 +311,20 @@ def _tiny_parquet(path: Path, label: str) -> bytes:
     return path.read_bytes()
 
 
-def _load(tmp_path: Path, hub, revision: str, offline: bool = False) -> str:
+SNAPSHOT = """
+import sys
+from maeb.core.errors import MaebError
+from maeb.data.sources import hub_snapshot
+try:
+    root = hub_snapshot("org/tiny", sys.argv[1])
+except MaebError as exc:
+    print("ERROR", exc)
+else:
+    print("LABELS", (root / "data" / "test-00000-of-00001.parquet").stat().st_size)
+"""
+
+
+def _load(tmp_path: Path, hub, revision: str, offline: bool = False, script: str = LOAD) -> str:
     import subprocess
     import sys
 
@@ -319,7 +332,11 @@ def _load(tmp_path: Path, hub, revision: str, offline: bool = False) -> str:
 
     env = maeb_env(tmp_path, hub.endpoint, **({"HF_HUB_OFFLINE": "1"} if offline else {}))
     proc = subprocess.run(
-        [sys.executable, "-c", LOAD, revision, str(tmp_path / "maeb-cache")], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script, revision, str(tmp_path / "maeb-cache")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith(("ERROR", "LABELS"))]
     assert proc.returncode == 0 and len(lines) == 1, proc.stdout + proc.stderr
@@ -360,3 +377,14 @@ def test_a_download_whose_bytes_differ_from_the_declared_sha256_is_refused(tiny_
     # the bytes were not kept: once the hub serves the right ones, the same command loads them
     hub.tampered.clear()
     assert _load(tmp_path, hub, SHA) == "LABELS good,good,good,good"
+
+
+@pytest.mark.slow
+def test_a_snapshot_download_with_tampered_bytes_is_refused(tiny_hub, tmp_path):
+    """hub-files and webdataset sources download a snapshot of files: the same check."""
+    hub, good, other = tiny_hub
+    hub.tamper("test-00000-of-00001.parquet", _tiny_parquet(other, "evil"))
+    line = _load(tmp_path, hub, SHA, script=SNAPSHOT)
+    assert line.startswith("ERROR") and "does not match the hub's checksum" in line, line
+    hub.tampered.clear()
+    assert _load(tmp_path, hub, SHA, script=SNAPSHOT) == f"LABELS {len(good)}"

@@ -272,16 +272,21 @@ def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = N
         return Path(repo)
     from . import hub
 
-    hub.prepare()
-    try:
-        from huggingface_hub import snapshot_download
+    why = hub.prepare()
+    for attempt in (1, 2):
+        try:
+            from huggingface_hub import snapshot_download
 
-        return Path(snapshot_download(repo, revision=revision, repo_type="dataset", allow_patterns=patterns))
-    except Exception as exc:
-        raise DataError(
-            hub.explain(exc, "dataset", repo, revision)
-            or f"cannot fetch {repo}@{revision} ({type(exc).__name__}: {hub.first_line(exc)}); offline, point data.path at a local copy"
-        ) from exc
+            root = Path(snapshot_download(repo, revision=revision, repo_type="dataset", allow_patterns=patterns))
+        except Exception as exc:
+            raise DataError(
+                hub.explain(exc, "dataset", repo, revision)
+                or f"cannot fetch {repo}@{revision} ({type(exc).__name__}: {hub.first_line(exc)}); offline, point data.path at a local copy"
+            ) from exc
+        # files whose bytes are not the declared ones: removed, fetched once more, then refused
+        if not _check_downloads(repo, revision, None, f"{repo}@{revision}", attempt == 1 and why is None):
+            break
+    return root
 
 
 def _row_bytes(column, i: int) -> bytes:
