@@ -388,3 +388,21 @@ def test_a_snapshot_download_with_tampered_bytes_is_refused(tiny_hub, tmp_path):
     assert line.startswith("ERROR") and "does not match the hub's checksum" in line, line
     hub.tampered.clear()
     assert _load(tmp_path, hub, SHA, script=SNAPSHOT) == f"LABELS {len(good)}"
+
+
+def test_a_weights_package_named_by_an_option_is_not_imported_without_opt_in(evil):
+    from maeb.core import trust
+    from maeb.core.errors import ModelError
+    from maeb.encoders.offline import package_path
+
+    trust.allow_code(False)
+    with pytest.raises(ModelError, match="--allow-code"):
+        package_path("evilmod")
+    assert not (evil / "evilmod.ran").exists()
+    trust.allow_code(True)
+    try:
+        with pytest.raises(AttributeError):  # imported now: it has no get_model_path
+            package_path("evilmod")
+        assert (evil / "evilmod.ran").exists()
+    finally:
+        trust.allow_code(False)
