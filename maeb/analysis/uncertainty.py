@@ -116,7 +116,7 @@ class Uncertainty:
                 }
                 for i, m in enumerate(self.models)
             },
-            "set_aside": list(self.set_aside),
+            **({"set_aside": list(self.set_aside)} if self.set_aside else {}),  # (absent when all was used)
             "cells": [
                 {
                     "model": m,
