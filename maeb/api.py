@@ -18,17 +18,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from .core import environment, trust
 from .core.errors import MaebError
 from .encoders import ModelMeta, has_audio, has_text
 from .run.options import api_name, default_of, option_fields, options_from_keywords
 from .run.runner import TaskResult, run
 from .spec import catalog
 from .spec.catalog import Benchmark
-from .spec.taskspec import TaskSpec
+from .spec.taskspec import TaskSpec, distinct
+
+
+def _trust_from_environment() -> None:
+    """MAEB_ALLOW_CODE=1 lets specs and entries import their modules (maeb.core.trust); unset, what
+    the program chose with trust.allow_code() stands."""
+    if environment.allow_code():
+        trust.allow_code()
 
 
 def get_model(name: str | Path) -> ModelMeta:
     """A registered model by name or alias, or the entry in a .toml file."""
+    _trust_from_environment()
     return catalog.find_model(str(name))
 
 
@@ -55,6 +64,7 @@ def select_tasks(
     """TaskSpecs from names, spec files, TaskSpecs and benchmarks (each expanded to its tasks),
     then kept by task type (maeb's or mteb's name), language (eng-Latn or eng; a multilingual task
     keeps its subsets in those languages) and with its eval splits replaced; each task once, in order."""
+    _trust_from_environment()
     specs: list[TaskSpec] = []
     for item in items:
         if isinstance(item, TaskSpec):
@@ -83,7 +93,7 @@ def select_tasks(
         specs = [s for s in (_in_languages(s, languages) for s in specs) if s is not None]
     if eval_splits:
         specs = [replace(s, data=replace(s.data, eval_splits=list(eval_splits))) for s in specs]
-    return list({s.name: s for s in specs}.values())
+    return distinct(specs)
 
 
 def _check_types(types: Sequence[str]) -> None:
@@ -146,6 +156,7 @@ def evaluate(
     there are read, not rerun); without it nothing is written. raise_error=False logs a task that
     cannot load or evaluate, runs the others and lists it in the returned list's `failed` ({task:
     one-line reason}; nothing is written for it)."""
+    _trust_from_environment()
     encoder = None
     if isinstance(model, ModelMeta):
         meta = model

@@ -14,6 +14,9 @@ import pytest
 
 from maeb.cli.commands import main
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 MOCK_MODEL = """
 [[model]]
 name = "test/spectral"

@@ -14,6 +14,9 @@ from maeb.cli.commands import main
 from maeb.core.errors import ModelError
 from maeb.encoders import ModelMeta, load_encoder
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 BODY = """
 import numpy as np
 

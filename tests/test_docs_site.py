@@ -32,6 +32,7 @@ README_SECTIONS: dict[str, tuple[str, str]] = {
     "Tied scores (maeb.ties) and the tie-aware protocol": ("reproducibility.md", "mteb-2.26-tie-aware"),
     "Figures and the leaderboard page": ("leaderboards.md", "python -m maeb plot results/ --out figures/"),
     "Submit to the public leaderboard": ("uncertainty.md", "python -m maeb submit out/ --to results-repo"),
+    "What maeb does not take on trust": ("run.md", "MAEB_ALLOW_CODE=1"),
     # the sections of the README before the site (0.2), each moved to a page
     "Set-up and the two commands": ("get-started.md", "fluidsynth with fluid-soundfont-gm"),
     "Time-resolved embeddings: sound event detection (MAEB-lite-frames)": ("run.md", "event_onset_200ms_fms"),

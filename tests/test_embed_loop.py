@@ -16,6 +16,9 @@ from maeb.spec.taskspec import load_spec
 from .conftest import make_embedder
 from .test_tasktypes_outside import write_spec
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 
 def test_run_keeps_checked_values_stores_each_batch_and_counts_them(tmp_path):
     emb = make_embedder(tmp_path)

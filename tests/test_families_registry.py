@@ -18,6 +18,9 @@ from maeb.spec import catalog
 
 from .conftest import SHARED
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 ROOT = Path(__file__).resolve().parents[1]
 ISSUE_37 = """BidirLM/BidirLM-Omni-2.5B-Embedding EximiusLabs/fusion-embedding-1-2b-preview EximiusLabs/fusion-embedding-2-2b-preview
 Haon-Chen/e5-omni-3B Haon-Chen/e5-omni-7B OpenMuQ/MuQ-MuLan-large Qwen/Qwen2.5-Omni-3B Qwen/Qwen2.5-Omni-7B

@@ -27,6 +27,9 @@ from maeb.mock import SpectralEncoder, tone
 
 from .test_cli import SLOW_FAMILY, maeb, run_args, write_model
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 MODEL_DIR = ("test__spectral", "r1")
 FAST_CLUSTERING = "[protocol]\nn_clusters = 1\nmax_documents_per_cluster = 32\n"
 LABELS = {"low": 220.0, "high": 3520.0}

@@ -17,6 +17,9 @@ from maeb.cli.commands import main
 
 from .test_cli import run_args, write_task
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 FORGETFUL = """
 import numpy as np
 from maeb.mock import SpectralEncoder

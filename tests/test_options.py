@@ -24,7 +24,8 @@ from maeb.run.runner import RunSummary
 # the run subcommand's flags that are not options of the run: what to run, how to report, where (Ray),
 # and the judge's parts (one field, `judge`, is built from them)
 SELECTION_FLAGS = {"model", "model_revision", "tasks", "benchmarks", "task_types", "languages", "eval_splits"}
-INVOCATION_FLAGS = {"verbose", "dry_run", "ray", "ray_workers", "help"}
+# allow_code: every subcommand's permission to import modules specs name (maeb.core.trust), not a run option
+INVOCATION_FLAGS = {"verbose", "dry_run", "ray", "ray_workers", "help", "allow_code"}
 JUDGE_FLAGS = {"judge_url", "judge_model", "judge_key_env", "judge_timeout", "judge_retries", "judge_budget"}
 EVALUATE_NON_OPTIONS = {"model", "tasks", "name", "revision"}
 

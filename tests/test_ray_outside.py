@@ -18,6 +18,9 @@ from maeb.spec.taskspec import load_spec
 
 from .test_tasktypes_outside import OUTSIDE, nearest_mean_accuracy, write_spec
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 ENCODER = '''
 from maeb.mock import SpectralEncoder
 

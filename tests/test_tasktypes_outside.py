@@ -19,6 +19,9 @@ from maeb.mock import SpectralEncoder
 from maeb.spec import describe
 from maeb.spec.taskspec import load_spec
 
+# their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
+pytestmark = pytest.mark.usefixtures("allow_code")
+
 OUTSIDE = '''
 import numpy as np
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 SOURCES = ("tasks", "experiments", "bands")
+_SLACK = 1e-6  # results are rounded to 6 places
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Uncertainty:
     above_next: list[float] = field(default_factory=list)  # per neighbour pair: share of draws the upper one leads
     groups: list[list[str]] = field(default_factory=list)
     cells: dict[tuple[str, str], CellInterval] = field(default_factory=dict)
+    set_aside: list[str] = field(default_factory=list)  # one line per band or experiment list not used, naming its file
 
     @property
     def distinguishable(self) -> int:
@@ -114,6 +116,7 @@ class Uncertainty:
                 }
                 for i, m in enumerate(self.models)
             },
+            **({"set_aside": list(self.set_aside)} if self.set_aside else {}),  # (absent when all was used)
             "cells": [
                 {
                     "model": m,
@@ -217,28 +220,54 @@ class _Noise:
         return total / self.combos
 
 
-def _cell_noise(board, metric_of, files: _Files, extra: dict) -> dict[tuple[str, str], _Noise]:
-    """Per (model, task): the experiments and the band behind the board's value."""
+def _out_of_range(values: list[float], bounds: tuple[float, float] | None) -> float | None:
+    """The first value outside the metric's range (with the rounding slack), or None."""
+    if bounds is None:
+        return None
+    return next((v for v in values if not bounds[0] - _SLACK <= v <= bounds[1] + _SLACK), None)
+
+
+def _cell_noise(board, metric_of, files: _Files, extra: dict, set_aside: list[str]) -> dict[tuple[str, str], _Noise]:
+    """Per (model, task): the experiments and the band behind the board's value. Result files are
+    not trusted: experiments outside the metric's range, and a band wider than that range, are set
+    aside (a line each in `set_aside`, naming the file), so one edited or foreign file cannot give
+    a cell an interval of ±1e11 or a negative accuracy, nor move the rank intervals."""
+    from ..results.read import metric_range
+
     out = {}
     for (model, task), scores in board.cells.items():
         by_size: dict[int, list[list[float]]] = {}
         band = None
+        metric = metric_of(task)
+        bounds = metric_range(metric)
+        shown = f"{metric or 'main score'} [{bounds[0]:g}, {bounds[1]:g}]" if bounds else ""
         for s in scores:
             data = files.get(s.source)
-            found = experiments_of(_entry(data, s.split, s.subset), metric_of(task))
+            found = experiments_of(_entry(data, s.split, s.subset), metric)
+            where = s.source
             if not found:
-                found = extra.get((model, s.revision, task, s.split, s.subset), [])
+                found, where = extra.get((model, s.revision, task, s.split, s.subset), ([], ""))
+            bad = _out_of_range(found, bounds)
+            if bad is not None:
+                set_aside.append(
+                    f"{where}: {task} split {s.split} subset {s.subset}: experiment score {bad:g} is outside the range "
+                    f"of {shown}; its experiments are set aside"
+                )
+                found = []
             if found:
                 by_size.setdefault(len(found), []).append(found)
             b = _band(data)
+            if b is not None and bounds is not None and b > bounds[1] - bounds[0]:
+                set_aside.append(f"{s.source}: {task}: stability band {b:g} is wider than the range of {shown}; set aside")
+                b = None
             band = b if band is None or (b is not None and b > band) else band
         if by_size or band:
             out[(model, task)] = _Noise(len(scores), [np.array(v) for _, v in sorted(by_size.items())], band)
     return out
 
 
-def experiment_index(paths: Iterable[Path]) -> dict[tuple, list[float]]:
-    """(model, revision, task, split, subset) -> per-experiment main scores, from result files
+def experiment_index(paths: Iterable[Path]) -> dict[tuple, tuple[list[float], str]]:
+    """(model, revision, task, split, subset) -> (per-experiment main scores, the file), from result files
     under the given folders (a board read from main_scores.csv lacks them; raw files beside it
     may hold them)."""
     from ..results.read import model_and_revision
@@ -261,9 +290,13 @@ def experiment_index(paths: Iterable[Path]) -> dict[tuple, list[float]]:
                 for entry in entries if isinstance(entries, list) else []:
                     if isinstance(entry, dict):
                         values = experiments_of(entry, None)
-                        if values:
-                            out[(model, revision, task, split, entry.get("hf_subset", "default"))] = values
+                        if values:  # (the file is kept for the line that sets bad values aside)
+                            out[(model, revision, task, split, entry.get("hf_subset", "default"))] = (values, str(path))
     return out
+
+
+def _clip(value: float, bounds: tuple[float, float] | None) -> float:
+    return float(value) if bounds is None else float(min(max(value, bounds[0]), bounds[1]))
 
 
 def min_draws(level: float = 0.95) -> int:
@@ -282,6 +315,8 @@ def compute(
 ) -> Uncertainty:
     """The board's uncertainty (see the module's docstring); extra_results: result folders whose
     files give experiments to cells the board read from a CSV."""
+    from ..results.read import metric_range
+
     asked = set(sources)
     sources = tuple(s for s in SOURCES if s in asked)
     if asked - set(SOURCES) or not 0 < level < 1:
@@ -300,7 +335,9 @@ def compute(
     n_models = len(rows)
     base = borda_points(matrix, lower, n_models)
     metric = {t.name: t.main_score for t in board.tasks}
-    noise = _cell_noise(board, metric.get, _Files(), experiment_index(extra_results) if extra_results else {})
+    set_aside: list[str] = []
+    noise = _cell_noise(board, metric.get, _Files(), experiment_index(extra_results) if extra_results else {}, set_aside)
+    bounds = {t: metric_range(m) for t, m in metric.items()}
 
     rng = np.random.default_rng(seed)
     ranked = np.array([index[m] for m in rows], dtype=int)
@@ -317,7 +354,7 @@ def compute(
                 if "bands" in sources and cell.band:
                     shift += float(rng.uniform(-cell.band, cell.band))
                 i, j = index[model], col_of[task]
-                moved[i, j] = matrix[i, j] + shift
+                moved[i, j] = _clip(matrix[i, j] + shift, bounds[task])  # no draw beyond what the metric can take
                 cell_draws[(model, task)].append(moved[i, j])
             touched = sorted({col_of[t] for _, t in noise})
             columns = base.copy()
@@ -328,7 +365,7 @@ def compute(
         ranked_draws[b] = ranks(-total, "min")
 
     tail = (1 - level) / 2
-    out = Uncertainty(draws, level, sources, seed, rows)
+    out = Uncertainty(draws, level, sources, seed, rows, set_aside=list(dict.fromkeys(set_aside)))
     for k, model in enumerate(rows):
         out.rank_low[model] = int(np.quantile(ranked_draws[:, k], tail, method="lower"))
         out.rank_high[model] = int(np.quantile(ranked_draws[:, k], 1 - tail, method="higher"))
@@ -345,6 +382,7 @@ def compute(
         values = cell_draws[(model, task)] if cell.stacks and "experiments" in sources else []
         band = cell.band or 0.0
         low, high = np.quantile(values, [tail, 1 - tail]) if values else (value - band, value + band)
+        low, high = _clip(low, bounds[task]), _clip(high, bounds[task])  # e.g. no accuracy above 100%
         out.cells[(model, task)] = CellInterval(
             float(value), float(low), float(high), cell.experiments if values else 0, cell.band
         )

@@ -27,6 +27,7 @@ import soundfile as sf
 
 from ..audio.pipeline import float_wav
 from ..core.errors import MaebError, ModelError, OutputError
+from ..core.paths import inside, safe_component
 from ..engine.embed import Job
 from .request import SynthesisRequest, capabilities_of
 
@@ -55,7 +56,12 @@ def generated_folder(emb: Embedder, task: str) -> Path:
     generated/<model>/<task>), then a folder per system identity."""
     from ..engine.cache import identity_hash
 
-    root = emb.generated_dir or Path(emb.ctx.cache_dir) / "generated" / emb.meta.folder / task
+    if emb.generated_dir:
+        root = Path(emb.generated_dir)
+    else:  # the model's and the task's names become folders: one plain name each, inside the cache
+        base = Path(emb.ctx.cache_dir) / "generated"
+        folder = base / safe_component(emb.meta.folder, "model name") / safe_component(task, "task name")
+        root = inside(base, folder, f"task {task!r}: generated audio")
     return system_folder(root, identity_hash(emb.cache.identity))
 
 

@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from ..core import environment, trust
 from ..core.errors import MaebError
 from . import analyses, check_model, describe, durations, leaderboard, listing, lite, plot, robust, run, submit
 
@@ -63,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.add_parser(sub)
+    for command in sub.choices.values():  # every subcommand may read specs and model entries
+        command.add_argument(
+            "--allow-code",
+            action="store_true",
+            help="let task specs and model entries import the modules they name (type or family = 'module:Class'), "
+            "from the current folder too: only for files you trust (also: MAEB_ALLOW_CODE=1)",
+        )
     return parser
 
 
@@ -86,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))
     log_to_stderr(logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)
+    # set on every call, not only enabled: an earlier call in this process does not carry over
+    trust.allow_code(bool(getattr(args, "allow_code", False)) or environment.allow_code())
     try:
         return COMMANDS[args.command](args)
     except MaebError as exc:

@@ -82,6 +82,8 @@ def cmd_leaderboard(args) -> int:
         from ..analysis.uncertainty import compute
 
         board.uncertainty = compute(board, draws=args.uncertainty, extra_results=[p for p in args.results if p.is_dir()])
+        for line in board.uncertainty.set_aside:  # values a result file holds that the metric cannot take
+            print(f"maeb: uncertainty: {line}", file=sys.stderr)
         print(f"maeb: uncertainty: {board.uncertainty.summary()}", file=sys.stderr)
     text = render(board, args.format, args.per_task, args.results)
     if args.out:

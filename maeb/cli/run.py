@@ -122,6 +122,7 @@ def cmd_run(args) -> int:
     from ..run.options import resolve
     from ..run.runner import plan_context, run
     from ..spec import catalog
+    from ..spec.taskspec import distinct
 
     get_protocol(args.protocol)
     if not args.show_progress:
@@ -147,7 +148,7 @@ def cmd_run(args) -> int:
 
     # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
     require_sides(meta, named, bool(args.judge_url or environment.judge()[0]))
-    specs = list({s.name: s for s in named + from_benchmarks}.values())
+    specs = distinct(named + from_benchmarks)
     from .. import tasktypes
 
     needs_judge = any("judge" in tasktypes.get(s.type).needs(s) for s in specs)

@@ -12,6 +12,7 @@ for it).
                      (RunOptions.endpoints; a model class declares which of its options they fill)
     MAEB_JUDGE_URL, MAEB_JUDGE_MODEL
                      the LLM judge of the command line (--judge-url, --judge-model)
+    MAEB_ALLOW_CODE  1: specs and entries may name modules outside maeb (--allow-code; maeb.core.trust)
 
 An API key is not among them: a class names the variable that holds its key and reads it when it
 sends a request, so the secret is never part of the options, a result or a log."""
@@ -58,3 +59,9 @@ def judge(environ: Mapping[str, str] | None = None) -> tuple[str | None, str | N
     """$MAEB_JUDGE_URL and $MAEB_JUDGE_MODEL (None where unset)."""
     env = _env(environ)
     return env.get("MAEB_JUDGE_URL") or None, env.get("MAEB_JUDGE_MODEL") or None
+
+
+def allow_code(environ: Mapping[str, str] | None = None) -> bool:
+    """$MAEB_ALLOW_CODE set to 1, true or yes: specs and entries may name modules outside maeb
+    (maeb.core.trust)."""
+    return _env(environ).get("MAEB_ALLOW_CODE", "").strip().lower() in ("1", "true", "yes")

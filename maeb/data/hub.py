@@ -13,8 +13,10 @@ RunContext, because the switch it throws (the libraries' offline flag) is per pr
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
+import hashlib
 import logging
 import os
 import re
@@ -22,6 +24,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 PROBE_TIMEOUT = 3.0  # seconds: a hub that answers at all answers well within this
 _lock = threading.Lock()
@@ -320,3 +323,89 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
             return f"{at} is not in the local cache and the hub cannot be reached ({why}): {hint} (later runs use the cache), or {local}"
         return f"cannot download {at} from {url} ({type(exc).__name__}: {first_line(exc)}); check the network and run the same command again"
     return None
+
+
+# -- what the hub cache holds of a pinned revision, and whether its bytes are the declared ones ------
+def _repo_cache(repo: str, kind: str = "dataset") -> Path:
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE) / f"{kind}s--{repo.replace('/', '--')}"
+
+
+def cached_commit(repo: str, revision: str, kind: str = "dataset") -> str | None:
+    """The commit of `revision` whose files huggingface_hub's cache holds, or None: a commit is
+    cached when its snapshot folder is there, a branch or tag when its ref names such a commit."""
+    folder = _repo_cache(repo, kind)
+    commit = revision
+    if not re.fullmatch(r"[0-9a-f]{40}", revision):
+        try:
+            commit = (folder / "refs" / revision).read_text(encoding="utf-8").strip()
+        except (OSError, ValueError):
+            return None
+    return commit if (folder / "snapshots" / commit).is_dir() else None
+
+
+def require_cached(repo: str, revision: str | None, why: str | None) -> None:
+    """Offline (`why` says why), a pinned revision must be in the cache: datasets would otherwise
+    load whatever revision it cached last and the result would record the pinned one."""
+    from ..core.errors import DataError
+
+    if why is None or revision is None or cached_commit(repo, revision) is not None:
+        return
+    hint = "unset HF_HUB_OFFLINE to download it" if why.startswith("HF_HUB_OFFLINE") else "go online once to download it"
+    raise DataError(
+        f"dataset {repo}@{revision} is not in the local cache and the hub cannot be reached ({why}); another cached "
+        f"revision is not used in its place: {hint}, or point the spec's data.path at a local copy"
+    )
+
+
+def _declared_digest(blob: Path) -> str | None:
+    """The hash of a cached file's bytes in the form the hub declared it: huggingface_hub names
+    each blob by its ETag, the sha256 for LFS files and the git blob id for others."""
+    name = blob.name
+    if re.fullmatch(r"[0-9a-f]{64}", name):
+        digest = hashlib.sha256()
+    elif re.fullmatch(r"[0-9a-f]{40}", name):
+        digest = hashlib.sha1(b"blob %d\0" % blob.stat().st_size)  # noqa: S324 (git's own id, not for security)
+    else:
+        return None
+    with open(blob, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def mismatched_files(repo: str, revision: str | None, verified: Path) -> list[tuple[str, Path, str]]:
+    """The files of the cached snapshot of `repo`@`revision` whose bytes are not what the hub
+    declared: (path in the repo, blob, the digest found). Blobs checked once are remembered in
+    `verified` (a folder of empty files named by the digest), so a rerun does not hash them again."""
+    commit = cached_commit(repo, revision or "main")
+    if commit is None:
+        return []
+    snapshot = _repo_cache(repo) / "snapshots" / commit
+    bad = []
+    for link in sorted(snapshot.rglob("*")):
+        if not link.is_symlink() or not link.is_file():
+            continue  # (without symlinks, huggingface_hub copies files and their ETag is not kept)
+        blob = link.resolve()
+        mark = verified / f"{blob.name}-{blob.stat().st_size}"
+        if mark.exists():
+            continue
+        found = _declared_digest(blob)
+        if found is None:
+            continue
+        if found != blob.name:
+            bad.append((link.relative_to(snapshot).as_posix(), blob, found))
+            continue
+        with contextlib.suppress(OSError):
+            verified.mkdir(parents=True, exist_ok=True)
+            mark.touch()
+    return bad
+
+
+def forget(repo: str, revision: str | None, blob: Path, path: str) -> None:
+    """Remove a cached file (its blob and its snapshot link), so the next load downloads it again."""
+    commit = cached_commit(repo, revision or "main")
+    for target in (blob, _repo_cache(repo) / "snapshots" / (commit or "-") / path):
+        with contextlib.suppress(OSError):
+            target.unlink()

@@ -15,6 +15,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -271,17 +272,22 @@ def hub_snapshot(repo: str, revision: str | None, patterns: list[str] | None = N
         return Path(repo)
     from . import hub
 
-    hub.prepare()
-    try:
-        from huggingface_hub import snapshot_download
+    why = hub.prepare()
+    for attempt in (1, 2):
+        try:
+            from huggingface_hub import snapshot_download
 
-        fetch = functools.partial(snapshot_download, repo, revision=revision, repo_type="dataset", allow_patterns=patterns)
-        return Path(hub.retrying(fetch, f"{repo}@{(revision or 'main')[:10]}"))
-    except Exception as exc:
-        raise DataError(
-            hub.explain(exc, "dataset", repo, revision)
-            or f"cannot fetch {repo}@{revision} ({type(exc).__name__}: {hub.first_line(exc)}); offline, point data.path at a local copy"
-        ) from exc
+            fetch = functools.partial(snapshot_download, repo, revision=revision, repo_type="dataset", allow_patterns=patterns)
+            root = Path(hub.retrying(fetch, f"{repo}@{(revision or 'main')[:10]}"))
+        except Exception as exc:
+            raise DataError(
+                hub.explain(exc, "dataset", repo, revision)
+                or f"cannot fetch {repo}@{revision} ({type(exc).__name__}: {hub.first_line(exc)}); offline, point data.path at a local copy"
+            ) from exc
+        # files whose bytes are not the declared ones: removed, fetched once more, then refused
+        if not _check_downloads(repo, revision, None, f"{repo}@{revision}", attempt == 1 and why is None):
+            break
+    return root
 
 
 def _row_bytes(column, i: int) -> bytes:
@@ -348,30 +354,21 @@ def load_hub_split(
     name = None if subset in (None, "default") else subset
     where = f"{repo}@{(revision or 'local')[:10]}" + (f" subset {subset}" if name else "") + f" split {split}"
     local = _local_cache_dir(repo, cache_dir)
+    why = None
     if local is None:
-        hub.prepare()
+        why = hub.prepare()
+        hub.require_cached(repo, revision, why)  # offline, never another revision's data under this pin
         name = name or hub.cached_default_config(repo, revision)
-    try:
-        load = functools.partial(datasets.load_dataset, repo, name=name, revision=revision, split=split, cache_dir=local)
-        ds = load() if local else hub.retrying(load, where)
-    except Exception as exc:
-        told = None if local else hub.explain(exc, "dataset", repo, revision)
-        if told:
-            raise DataError(told) from exc
-        if isinstance(exc, ValueError) and str(exc).startswith("Unknown split"):
-            raise UnknownSplit(f"{where}: {exc}") from exc
-        if isinstance(exc, ValueError):
-            raise DataError(f"{where}: {exc}") from exc
-        if local:  # data.path is already a local folder: say what a hub-layout folder holds
-            raise DataError(
-                f'cannot load {where} ({type(exc).__name__}: {hub.first_line(exc)}); a local folder with source = "hub" '
-                "holds the repository's files (parquet or audio files, and a README.md whose configs name them); "
-                'for a folder of audio files with a metadata.csv use source = "audiofolder"'
-            ) from exc
-        raise DataError(
-            f"cannot load {where} ({type(exc).__name__}: {hub.first_line(exc)}). Without hub access, point the spec's "
-            "data.path at a local copy in the same layout"
-        ) from exc
+    for attempt in (1, 2):
+        try:
+            load = functools.partial(datasets.load_dataset, repo, name=name, revision=revision, split=split, cache_dir=local)
+            ds = load() if local else hub.retrying(load, where)
+        except Exception as exc:
+            if local is None:
+                _check_downloads(repo, revision, cache_dir, where, retry=False)  # bad bytes explain a failed parse
+            _load_failed(exc, repo, revision, where, local)
+        if local is not None or not _check_downloads(repo, revision, cache_dir, where, attempt == 1 and why is None, ds):
+            break
     audio_present = [c for c in audio_columns if c in ds.column_names]
     declared = {}
     for column in audio_present:
@@ -390,6 +387,60 @@ def load_hub_split(
     return Table(columns, name=where, class_labels=class_labels)
 
 
+def _load_failed(exc: Exception, repo: str, revision: str | None, where: str, local: str | None) -> NoReturn:
+    """The one line for a failed load_dataset: the hub's reason, an unknown split, or what to do."""
+    from . import hub
+
+    told = None if local else hub.explain(exc, "dataset", repo, revision)
+    if told:
+        raise DataError(told) from exc
+    if isinstance(exc, ValueError) and str(exc).startswith("Unknown split"):
+        raise UnknownSplit(f"{where}: {exc}") from exc
+    if isinstance(exc, ValueError):
+        raise DataError(f"{where}: {exc}") from exc
+    if local:  # data.path is already a local folder: say what a hub-layout folder holds
+        raise DataError(
+            f'cannot load {where} ({type(exc).__name__}: {hub.first_line(exc)}); a local folder with source = "hub" '
+            "holds the repository's files (parquet or audio files, and a README.md whose configs name them); "
+            'for a folder of audio files with a metadata.csv use source = "audiofolder"'
+        ) from exc
+    raise DataError(
+        f"cannot load {where} ({type(exc).__name__}: {hub.first_line(exc)}). Without hub access, point the spec's "
+        "data.path at a local copy in the same layout"
+    ) from exc
+
+
+def _check_downloads(repo: str, revision: str | None, cache_dir: Path | None, where: str, retry: bool, ds=None) -> bool:
+    """Whether the cached files of repo@revision whose bytes differ from what the hub declared
+    (sha256 of LFS files, the git blob id of others) were removed for one more download (retry);
+    without a retry such a file is a DataError naming it. False: every file is as declared. The
+    bad files, and the tables `ds` (the load's dataset) built from them, are removed either way."""
+    from ..core.context import default_cache_dir
+    from . import hub
+
+    bad = hub.mismatched_files(repo, revision, Path(cache_dir or default_cache_dir()) / "hub-verified")
+    for path, blob, _ in bad:
+        hub.forget(repo, revision, blob, path)
+    if bad and ds is not None:
+        _drop_prepared(ds)  # the tables datasets built from the bad bytes go too
+    if bad and not retry:
+        path, blob, found = bad[0]
+        raise DataError(
+            f"{where}: the downloaded file {path} does not match the hub's checksum (declared {blob.name}, got {found})"
+            f"{'' if len(bad) == 1 else f' and {len(bad) - 1} more'}; removed from the cache, not evaluated: run again "
+            "to download it again, and check any proxy between you and the hub if it happens again"
+        )
+    return bool(bad)
+
+
+def _drop_prepared(ds) -> None:
+    """Remove the Arrow tables datasets prepared from a load, so the next load builds them again."""
+    import shutil
+
+    for folder in {Path(f["filename"]).parent for f in getattr(ds, "cache_files", []) or []}:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def hub_configs(repo: str, revision: str | None, cache_dir: Path | None = None) -> list[str]:
     """The config names of a dataset repo (hub id or local folder in hub layout)."""
     import datasets
@@ -398,7 +449,7 @@ def hub_configs(repo: str, revision: str | None, cache_dir: Path | None = None) 
 
     local = _local_cache_dir(repo, cache_dir)
     if local is None:
-        hub.prepare()
+        hub.require_cached(repo, revision, hub.prepare())
         cached = hub.cached_card_configs(repo, revision)
         if cached is not None:
             return cached

@@ -18,6 +18,7 @@ import numpy as np
 from ..audio.pipeline import LengthPolicy
 from ..core.errors import MaebError, MissingPackage, ModelError
 from ..core.identity import check_env_options, public_option
+from ..core.trust import require_code
 from . import families as _builtin_families  # noqa: F401  (registers the built-in family records)
 from .family import FAMILY_REGISTRY, RegistryView, get_family
 from .family import Family as Family  # re-exported: maeb.encoders.Family, register_family
@@ -365,6 +366,8 @@ def resolve_factory(family: str) -> Any:
                 f"family {family!r} (registered outside maeb, factory {target}) requires {', '.join(unmet)}, "
                 f"not installed here; install it with `pip install {' '.join(repr(r.split(' (')[0]) for r in unmet)}`"
             )
+    if record is None:  # a model entry's own module: imported only when the user said so
+        require_code(target, "model family", ModelError)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

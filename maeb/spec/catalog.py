@@ -13,6 +13,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from ..core.errors import SpecError, UnknownName, check_keys
+from ..core.paths import safe_component
 from ..encoders import FAMILY_REGISTRY, SIMILARITIES, ModelMeta
 from .taskspec import TaskSpec, load_spec
 
@@ -71,6 +72,9 @@ def parse_model(raw: dict, where: str) -> ModelMeta:
     for required in ("name", "family", "revision"):
         if required not in raw:
             raise SpecError(f"{where}: model entry needs {required!r}")
+    # the name and revision become folders of the results: one plain folder name each
+    safe_component(str(raw["name"]).replace("/", "__"), f"{where}: model name", SpecError)
+    safe_component(str(raw["revision"]).replace("/", "_"), f"{where}: revision", SpecError)
     if raw["family"] not in FAMILY_REGISTRY and ":" not in raw["family"]:
         check_keys(f"{where}: family", {raw["family"]: None}, set(FAMILY_REGISTRY))
     if raw.get("similarity", "cosine") not in SIMILARITIES:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import SpecError, check_keys, closest
+from ..core.paths import safe_component
 from ..tasktypes import from_mteb, is_outside, mteb_type_of, mteb_types
 
 # maeb type name -> mteb type name (from the one registry, maeb.tasktypes); specs may use either
@@ -255,6 +256,8 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
         if required not in raw:
             raise SpecError(f"{where}: missing required field {required!r}")
     check_field_types(raw, TaskSpec, where, extra={"data": "dict"})
+    # the name becomes a result file's name (and a folder of predictions and generated clips)
+    safe_component(raw["name"], f"{where}: task name", SpecError)
     kind = from_mteb(raw["type"])
     known_types = set(TYPES) | set(GENERATIVE_TYPES)
     if kind not in known_types and not is_outside(kind):  # "package.module:Class": a type outside maeb
@@ -265,6 +268,13 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
     _check_split_by(data_raw.get("split_by"), where)
     if "source" not in data_raw or data_raw["source"] not in SOURCES:
         raise SpecError(f"{where}: data.source must be one of {', '.join(SOURCES)}, got {data_raw.get('source')!r}")
+    if data_raw.get("split_by") is not None and data_raw["source"] in ("hub", "webdataset"):
+        # these sources come with their splits; a rule here would be ignored without a word
+        raise SpecError(
+            f"{where}: data.split_by (a column or random split) applies to audiofolder, metafolder and hub-files "
+            f"sources, not {data_raw['source']!r}, whose splits come from the repository; remove it, or map split "
+            "names with data.split_names"
+        )
     if data_raw["source"] in ("metafolder", "hub-files") and not data_raw.get("meta_file"):
         raise SpecError(f"{where}: data.source {data_raw['source']!r} needs data.meta_file")
     if "path" not in data_raw:
@@ -332,3 +342,17 @@ def load_spec(path: str | Path) -> TaskSpec:
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise SpecError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from exc
     return parse_spec(raw, str(path), base=path.parent, source_file=str(path))
+
+
+def distinct(specs: list[TaskSpec]) -> list[TaskSpec]:
+    """Each task once, in order: the same spec listed twice (a task named and in a benchmark too)
+    counts once; two different specs under one name are refused, since results are filed by name
+    and one of them would silently not run."""
+    kept: dict[str, TaskSpec] = {}
+    for spec in specs:
+        first = kept.setdefault(spec.name, spec)
+        same = first.source_file == spec.source_file if first.source_file or spec.source_file else first == spec
+        if not same:
+            where = [s.source_file or "a TaskSpec built in Python" for s in (first, spec)]
+            raise SpecError(f"two specs name task {spec.name!r} ({where[0]} and {where[1]}); rename one (its `name`)")
+    return list(kept.values())

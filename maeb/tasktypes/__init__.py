@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import DataError, SpecError, check_keys
+from ..core.trust import require_code
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ def get(kind: str) -> TaskType:
 def _outside(kind: str) -> TaskType:
     """A TaskType subclass (or instance) named "package.module:Class"."""
     module_name, _, attr = kind.partition(":")
+    require_code(kind, "task type", SpecError)  # a spec file must not run code unless the user said so
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

@@ -139,6 +139,7 @@ class HubServer:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.log: list[Logged] = []
         self.faults: list[Fault] = []
+        self.tampered: dict[str, bytes] = {}  # path suffix -> bytes served in place of the file's own
         self.lock = threading.Lock()
         self._servers: list[ThreadingHTTPServer] = []
 
@@ -157,6 +158,12 @@ class HubServer:
         with self.lock:
             self.faults.append(fault)
         return fault
+
+    def tamper(self, suffix: str, data: bytes) -> None:
+        """Serve `data` as the body of files whose path ends with `suffix`, while the listings and
+        headers still declare the file's own size, sha256 and ETag (a corrupting proxy or CDN)."""
+        with self.lock:
+            self.tampered[suffix] = data
 
     def start(self) -> HubServer:
         for role in ("hub", "cdn"):
@@ -408,6 +415,8 @@ class _HubHandler(BaseHTTPRequestHandler):
     def _file(self, entry: dict, path: str, headers: dict) -> None:
         """A file's bytes, or the Range asked for (206), with any fault armed for it."""
         data = Path(entry["file"]).read_bytes()
+        with self.hub.lock:
+            data = next((v for k, v in self.hub.tampered.items() if path.endswith(k)), data)
         size = len(data)
         start, status = 0, 200
         # one byte range, as the clients ask; a malformed or multi-range header, or one whose last
