@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
         "--stability-replays",
         type=_replays,
         metavar="N",
-        help="probe refits on perturbed vectors per task, for each score's band (default 1; 0: none)",
+        help="replays on perturbed vectors per task, for each score's band (default auto: 8, 4 for clustering, 2 for events; 0: none)",
     )
     lite.add_argument("--cache-dir", type=Path)
     lite.add_argument("--quiet", action="store_true")

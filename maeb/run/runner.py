@@ -181,7 +181,7 @@ def evaluate_task(
     on_leak: str = "warn",
     log=None,
     duration_edges: tuple[float, ...] | None = None,
-    stability_replays: int | None = None,
+    stability_replays: int | str | None = None,
 ) -> TaskEvaluation:
     """Scores for every eval split and subset of one task, in mteb's result shape, and what the
     run noticed about the data (clips shared between training and evaluation splits); with

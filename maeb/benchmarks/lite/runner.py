@@ -38,7 +38,7 @@ def evaluate(
     show_progress: bool,
     lite_dir: Path | None = None,
     tasks: list[str] | None = None,
-    stability_replays: int | None = None,
+    stability_replays: int | str | None = None,
     debug: bool = False,
 ) -> dict[str, float]:
     """Run each model on MAEB-lite (or on `tasks`, some of its tasks); seconds per model. debug:
@@ -122,7 +122,7 @@ def main(
     reference: Path | None = None,
     tolerance: float = 1e-6,
     tasks: list[str] | None = None,
-    stability_replays: int | None = None,
+    stability_replays: int | str | None = None,
     debug: bool = False,
 ) -> int:
     """`maeb lite`: build the synthetic data if needed, run the models on the MAEB-lite tasks, write the leaderboard, and with
