@@ -40,6 +40,8 @@ def result(
             "quantum": quantum,
             "metrics": metrics,
         }
+    else:  # replays that moved nothing: exact by measurement
+        maeb["stability"] = {"method": "replay", "replays": 8, "eps": {"audio": "2e-06"}, "band": 0.0, "exact": True}
     return {"task_name": task, "scores": {"test": [entry]}, "maeb": maeb}
 
 
@@ -64,10 +66,40 @@ def test_a_cell_passes_within_its_band_and_fails_outside(tmp_path):
     assert not bad.agrees
     text = report(list(cells.values()), 1e-6)
     assert "2 of 3 cells agree" in text and "1 within their stability band" in text
-    assert "m/a / Probe: main 0.9000 -> 0.8850, within its band of ±0.0200" in text
+    assert "m/a / Probe: main 0.9000 -> 0.8850, within its band of ±0.0300 (1.5 x the band of 4 replays" in text
     line = next(x for x in text.splitlines() if x.startswith("  m/b / Probe"))
-    assert "outside its band of ±0.0200" in line and "vectors differ" in line
+    assert "outside its band of ±0.0300" in line and "vectors differ" in line
     assert "reference openblas 0.3 SkylakeX x2; Some CPU; run openblas 0.3 Haswell x2; Some CPU" in line
+
+
+def test_the_band_is_allowed_with_its_margin_and_no_more(tmp_path):
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    write(ref, "m/a", result("Inside", 0.50, band=0.01))
+    write(ref, "m/a", result("Outside", 0.50, band=0.01))
+    write(run, "m/a", result("Inside", 0.514))  # 1.4 x the band
+    write(run, "m/a", result("Outside", 0.516))  # 1.6 x the band
+    cells = {c.task: c for c in compare(ref, run)}
+    assert cells["Inside"].agrees and not cells["Outside"].agrees
+
+
+def test_a_broken_or_unmeasured_reference_fails_in_one_line_naming_the_cell(tmp_path):
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    write(ref, "m/a", result("Broken", 0.5))
+    next(ref.glob("m__a/1/Broken.json")).write_text("{not json")
+    unmeasured = result("Unmeasured", 0.5)
+    unmeasured["maeb"]["stability"] = {"method": "not measured", "replays": 1, "why": "1 replay sample(s)"}
+    write(ref, "m/a", unmeasured)
+    write(run, "m/a", result("Broken", 0.5))
+    write(run, "m/a", result("Unmeasured", 0.6))
+    cells = {c.task: c for c in compare(ref, run)}
+    assert (
+        not cells["Broken"].agrees
+        and cells["Broken"].cause.startswith("broken reference: ")
+        and "Broken.json" in cells["Broken"].cause
+    )
+    assert not cells["Unmeasured"].agrees and "'not measured'" in cells["Unmeasured"].cause
+    lines = report(list(cells.values()), 1e-6).splitlines()
+    assert [x.split(":")[0].strip() for x in lines[1:]] == ["m/a / Broken", "m/a / Unmeasured"]
 
 
 def test_a_probe_cell_whose_replays_never_moved_may_still_move_by_one_clip(tmp_path):
