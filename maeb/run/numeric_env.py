@@ -60,6 +60,24 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+# other CPUs imitated for every library that computes vectors or scores (scripts/parity.py --imitate,
+# lite --check's out-of-sample set-ups): torch's kernels, torch's MKL, CTranslate2 and numpy's OpenBLAS
+IMITATE = {
+    "avx2": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "CT2_FORCE_CPU_ISA": "AVX2",
+        "OPENBLAS_CORETYPE": "Sandybridge",
+    },
+    "generic": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "CT2_FORCE_CPU_ISA": "GENERIC",
+        "OPENBLAS_CORETYPE": "Haswell",
+    },
+}
+
+
 def cpu_flags(text: str | None = None) -> set[str] | None:
     """The CPU's feature flags (/proc/cpuinfo's first "flags" line), None where unknown."""
     try:
