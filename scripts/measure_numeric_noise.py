@@ -31,7 +31,21 @@ CONFIGS = {
     "one-thread": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MAEB_TORCH_THREADS": "1"},
     "ct2-avx2": {"CT2_FORCE_CPU_ISA": "AVX2"},
     "torch-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
+    # every library's instruction set imitated together (scripts/parity.py --imitate; lite --check's set-ups)
+    "imitate-avx2": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "CT2_FORCE_CPU_ISA": "AVX2",
+        "OPENBLAS_CORETYPE": "Sandybridge",
+    },
+    "imitate-generic": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "CT2_FORCE_CPU_ISA": "GENERIC",
+        "OPENBLAS_CORETYPE": "Haswell",
+    },
 }
+WORDS = Path(__file__).resolve().parent.parent / "maeb" / "benchmarks" / "lite" / "words.txt"
 TASKS = ["LiteSpokenDigits", "LiteSoundEvents", "LiteInstrumentFamily", "LiteLanguageID"]
 
 
@@ -70,8 +84,13 @@ def worker(args) -> None:
                 resolve(meta, cfg, ctx=ctx), encoder, declared=declared_identity(meta, meta.options, protocol.name)
             )
             x, _ = emb.audio([refs[k] for k in keys])
-            emb.cache.close()
             np.save(out / f"{meta.folder}.npy", x, allow_pickle=False)
+            if getattr(encoder, "embed_text", None) is not None and "text" in meta.modalities:
+                # the text side: captions built from MAEB-lite's words (the same texts in every configuration)
+                words = [w for w in WORDS.read_text().split() if w.isalpha()]
+                texts = [" ".join(words[i : i + 1 + i % 5]) for i in range(min(len(words), args.clips * 4))]
+                np.save(out / f"{meta.folder}.text.npy", emb.text(texts), allow_pickle=False)
+            emb.cache.close()
         (out / "env.json").write_text(json.dumps({"summary": summary(numeric_env()), "keys": keys}))
 
 

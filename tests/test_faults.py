@@ -1357,7 +1357,7 @@ def test_api_stability_replays_must_be_a_whole_number(tmp_path, replays):
     import maeb
 
     task = _random_split_task(tmp_path)
-    with pytest.raises(MaebError, match="stability replays must be a whole number"):
+    with pytest.raises(MaebError, match="stability replays must be auto or a whole number"):
         maeb.evaluate(SpectralEncoder(), maeb.get_tasks(str(task)), stability_replays=replays, progress=False)
 
 

@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
         "--stability-replays",
         type=_replays,
         metavar="N",
-        help="probe refits on perturbed vectors per task, for each score's band (default 1; 0: none)",
+        help="replays on perturbed vectors per task, for each score's band (default 0: the check takes the bands from the reference; auto: 8, 2 for clustering and events)",
     )
     lite.add_argument(
         "--protocol",

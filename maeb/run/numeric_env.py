@@ -16,7 +16,37 @@ from functools import lru_cache
 from pathlib import Path
 
 PACKAGES = ("numpy", "scipy", "scikit-learn")
-ENV_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MKL_CBWR")
+# BLAS threads of the evaluator's small fits (probes, k-means). scripts/blas_threads.py on MAEB-lite
+# sized data, 2 loaded cores (AMD EPYC), 2 threads vs 1, alternating: the probe's fit took 3.2x
+# (96-d) and 5.3x (384-d) as long with 2 threads, k-means 1.0x; and one thread makes the evaluator's
+# last bits independent of the machine's core count. Embedding (torch, CTranslate2) is not limited.
+EVALUATOR_BLAS_THREADS = 1
+ENV_VARIABLES = (
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "MKL_CBWR",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "ATEN_CPU_CAPABILITY",
+    "CT2_FORCE_CPU_ISA",
+)
+# what an imitated kernel needs of the CPU (/proc/cpuinfo flags): a library told to run kernels the
+# CPU lacks dies (OPENBLAS_CORETYPE=SkylakeX on a CPU without AVX-512: SIGILL in one matrix product)
+NEEDS: dict[str, dict[str, set[str]]] = {
+    "OPENBLAS_CORETYPE": {
+        "SkylakeX": {"avx512f", "avx512bw", "avx512vl", "avx512dq"},
+        "Cooperlake": {"avx512f", "avx512_bf16"},
+        "Haswell": {"avx2", "fma"},
+        "Zen": {"avx2", "fma"},
+        "Sandybridge": {"avx"},
+        "Nehalem": {"sse4_2"},
+        "Prescott": {"pni"},  # SSE3 is "pni" in /proc/cpuinfo
+    },
+    "ATEN_CPU_CAPABILITY": {"avx512": {"avx512f", "avx512bw", "avx512vl", "avx512dq"}, "avx2": {"avx2", "fma"}, "default": set()},
+    "MKL_ENABLE_INSTRUCTIONS": {"AVX512": {"avx512f"}, "AVX2": {"avx2", "fma"}, "AVX": {"avx"}, "SSE4_2": {"sse4_2"}},
+    "CT2_FORCE_CPU_ISA": {"AVX512": {"avx512f", "avx512bw"}, "AVX2": {"avx2", "fma"}, "AVX": {"avx"}, "GENERIC": set()},
+}
 
 
 def cpu_model() -> str:
@@ -28,6 +58,59 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
+
+
+# other CPUs imitated for every library that computes vectors or scores (scripts/parity.py --imitate,
+# lite --check's out-of-sample set-ups): torch's kernels, torch's MKL, CTranslate2 and numpy's OpenBLAS
+IMITATE = {
+    "avx2": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "CT2_FORCE_CPU_ISA": "AVX2",
+        "OPENBLAS_CORETYPE": "Sandybridge",
+    },
+    "generic": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "CT2_FORCE_CPU_ISA": "GENERIC",
+        "OPENBLAS_CORETYPE": "Haswell",
+    },
+}
+
+
+def cpu_flags(text: str | None = None) -> set[str] | None:
+    """The CPU's feature flags (/proc/cpuinfo's first "flags" line), None where unknown."""
+    try:
+        text = text if text is not None else Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.lower().startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return None
+
+
+def runnable(variable: str, value: str, flags: set[str] | None = None) -> bool:
+    """Whether this CPU can execute the kernels `variable=value` picks (an unknown value or CPU: only
+    what needs nothing)."""
+    needs = NEEDS.get(variable, {}).get(value)
+    if needs is None:
+        return False
+    flags = cpu_flags() if flags is None else flags
+    return not needs if flags is None else needs <= flags
+
+
+def imitable(setup: dict[str, str], flags: set[str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """The part of an imitated set-up this CPU can execute, and what was left out (one phrase each)."""
+    keep, left = {}, []
+    for variable, value in setup.items():
+        if variable not in NEEDS or runnable(variable, value, flags):
+            keep[variable] = value
+        else:
+            needs = NEEDS.get(variable, {}).get(value)
+            why = f"needs {', '.join(sorted(needs))}" if needs else "unknown kernel"
+            left.append(f"{variable}={value} ({why}, which this CPU lacks)")
+    return keep, left
 
 
 def blas_libraries() -> list[dict]:
@@ -79,6 +162,13 @@ def _static() -> dict:
     }
 
 
+def evaluator_threads():
+    """A context in which numpy's, scipy's and scikit-learn's BLAS run EVALUATOR_BLAS_THREADS threads."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(EVALUATOR_BLAS_THREADS, user_api="blas")
+
+
 def numeric_env() -> dict:
     """What decides the last bits of this process's numbers (recorded as `maeb.run.numeric_env`)."""
     try:
@@ -89,6 +179,7 @@ def numeric_env() -> dict:
         **_static(),
         "blas": blas,
         "torch_threads": _torch_threads(),
+        "evaluator_blas_threads": EVALUATOR_BLAS_THREADS,  # what the evaluator's fits ran (evaluator_threads)
         "environment": {k: os.environ[k] for k in ENV_VARIABLES if k in os.environ},
     }
 
@@ -103,8 +194,9 @@ def summary(env: dict | None) -> str:
             continue
         parts.append(f"{lib.get('library')} {lib.get('version')} {lib.get('architecture')} x{lib.get('threads')}")
     kernels = ", ".join(dict.fromkeys(parts)) or "no BLAS recorded"
-    coretype = (env.get("environment") or {}).get("OPENBLAS_CORETYPE")
-    shown = f"{kernels}{f' (OPENBLAS_CORETYPE={coretype})' if coretype else ''}; {env.get('cpu')}"
+    imitated = {k: v for k, v in (env.get("environment") or {}).items() if k in NEEDS}
+    shown = kernels + (f" ({', '.join(f'{k}={v}' for k, v in sorted(imitated.items()))})" if imitated else "")
+    shown += f"; {env.get('cpu')}"
     if env.get("torch_threads") is not None:
         shown += f"; torch x{env['torch_threads']}"
     return shown

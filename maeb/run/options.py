@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..encoders.protocols import DEFAULT_PROTOCOL
-from .stability import DEFAULT_REPLAYS
+from .stability import AUTO, DEFAULT_REPLAYS
 
 if TYPE_CHECKING:
     from ..encoders.chat import Endpoint
@@ -55,10 +55,12 @@ def positive_float(text: str) -> float:
     return value
 
 
-def replays(text: str) -> int:
-    """--stability-replays: a whole number, 0 or more."""
+def replays(text: str) -> int | str:
+    """--stability-replays: auto (each type's default count), or a whole number, 0 or more."""
+    if text == AUTO:
+        return AUTO
     if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number of replays (0 for none), not {text!r}")
+        raise argparse.ArgumentTypeError(f"must be auto or a whole number of replays (0 for none), not {text!r}")
     return int(text)
 
 
@@ -248,10 +250,11 @@ class RunOptions:
         why="None at evaluate(): the environment's variables are read when the run starts (from_fronts); the command "
         "line reads them too and has no flag (--option base_url=... names an endpoint)",
     )
-    stability_replays: int = _opt(
+    stability_replays: int | str = _opt(
         DEFAULT_REPLAYS,
-        "refits of each probe on vectors perturbed by the size of another machine's rounding, for the score's "
-        "band (maeb.run.stability; default 1, about +25%% of the evaluator's time; 0: none)",
+        "replays of each task's scoring on vectors perturbed by the size of another machine's rounding, for the "
+        "score's band (maeb.run.stability; auto: 8 per probe, ranking, pair or zero-shot task, 2 per clustering, "
+        "2 per event task; 0: none)",
         cli={"flags": ("--stability-replays",), "type": replays, "metavar": "N"},
     )
 
@@ -489,8 +492,10 @@ def check_options(options: RunOptions) -> None:
 
     if not whole(options.batch_size, 1):
         raise SpecError(f"batch size must be a whole number of clips, at least 1, not {options.batch_size!r}")
-    if not whole(options.stability_replays, 0):
-        raise SpecError(f"stability replays must be a whole number of replays, 0 for none, not {options.stability_replays!r}")
+    if options.stability_replays != AUTO and not whole(options.stability_replays, 0):
+        raise SpecError(
+            f"stability replays must be auto or a whole number of replays, 0 for none, not {options.stability_replays!r}"
+        )
     if not whole(options.judge_concurrency, 1):  # 0 would start no request and wait for ever
         raise SpecError(f"judge concurrency must be a whole number of requests, at least 1, not {options.judge_concurrency!r}")
     if options.workers is not None and not whole(options.workers, 1):

@@ -199,12 +199,20 @@ def evaluate_task(
     on_leak: str = "warn",
     log=None,
     duration_edges: tuple[float, ...] | None = None,
-    stability_replays: int | None = None,
+    stability_replays: int | str | None = None,
 ) -> TaskEvaluation:
     """Scores for every eval split and subset of one task, in mteb's result shape, and what the
     run noticed about the data (clips shared between training and evaluation splits); with
     duration_edges, each split's scores by clip duration (maeb.analysis.durations); with
-    stability_replays, the scores' stability band (maeb.run.stability; 0 records that none was measured)."""
+    stability_replays, the scores' stability band (maeb.run.stability; 0 records that none was measured).
+    The evaluator's BLAS runs numeric_env.EVALUATOR_BLAS_THREADS threads."""
+    from .numeric_env import evaluator_threads
+
+    with evaluator_threads():
+        return _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays)
+
+
+def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays) -> TaskEvaluation:
     log = log or emb.ctx.log
     kind = tasktypes.get(spec.type)
     started = time.perf_counter()

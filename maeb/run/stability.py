@@ -1,27 +1,25 @@
 """Stability bands: how far a score moves when its vectors move by the rounding another CPU, BLAS
 kernel or thread count makes.
 
-MAEB's linear probes (LogisticRegression with max_iter=100 on unnormalised features) stop before
-converging, and an unconverged fit amplifies last-bit differences of its inputs into points of
-accuracy, so a probe's score reproduces only within a band. A replay scores the task again from
-the same cached vectors, each multiplied elementwise by (1 + eps * N(0, 1)); the noise is drawn
-from the replay's seed and the vector's own bytes, so a clip used twice in a task (a training
-fold and a test fold) is perturbed alike, as a machine would. The protocol's draws (few-shot
-samples, folds) are the base run's: only the vectors differ.
+A replay scores the task again from the same cached vectors, each multiplied elementwise by
+(1 + eps * N(0, 1)). The noise is drawn from the replay's seed, the vector's bytes and the clip's
+identity (its content key and name; a text's or a frame's place in its list), so a clip used twice
+in a task (a training fold and a test fold) is perturbed alike, as a machine would, while clips that
+share one vector (a transcript model maps every clip with the same words to one text vector) get
+different noise: their tied similarities break in another order each replay, as they do from CPU
+to CPU, and the band is as wide as the score's dependence on that order. The protocol's draws
+(few-shot samples, folds, bootstrap draws) are the base run's: only the vectors differ.
 
-A replay refits a quarter of the task's experiments (few-shot draws or folds; `SHARE`), the next
-quarter each time, so the default single replay costs about a quarter of the evaluator's time.
-Each refit experiment's metrics minus the base run's are the samples; another machine perturbs
-every experiment at once, so its move of a task score is simulated as the mean of one sampled
-move per experiment (`SIMULATIONS` machines). The band is the largest simulated move; the main
-score's std, min and max are over the simulated machines. More replays give more samples.
-
-The few-shot probe types are replayed (`REPLAYED`); the other embedding types are a fixed
-function of similarities, distances or seeded k-means, or (event detection) a probe on
-standardised frames fit to convergence, which no replay moved on MAEB-lite
-(scripts/stability_bands.py), and are recorded as exact (`EXACT` says why). The band is a report:
-it changes no score and is not part of the run identity (another replay count is the same
-result with another estimate of its noise)."""
+Every embedding type is replayed (`AUTO_REPLAYS`, the default count per type; `--stability-replays
+N` sets one count for all). The probes (classification, multilabel: `REFIT`) refit a quarter of the
+task's experiments per replay (`SHARE`), the next quarter each time; each refit experiment's move
+is a sample, and another machine's move of the task score is simulated as the mean of one sampled
+move per experiment (`SIMULATIONS` machines). The other types are scored whole per replay (ranks,
+average precision, argmax and k-means need no refit; event detection refits its probe): each
+replay's move is one sample. The band is the largest simulated move. A band needs two samples:
+with fewer the record says "not measured", never 0; a cell is "exact" only where two or more
+samples moved nothing. The band is a report: it changes no score and is not part of the run
+identity (another replay count is the same result with another estimate of its noise)."""
 
 from __future__ import annotations
 
@@ -31,38 +29,75 @@ import time
 
 import numpy as np
 
-# the size of the difference another BLAS kernel, CPU or thread count makes in float32 vectors:
-# scripts/measure_numeric_noise.py measured element differences of the same clips' vectors under
-# other OpenBLAS core types, instruction sets and thread counts of about this relative size
-EPS = 1e-7
-DEFAULT_REPLAYS = 1
-SHARE = 4  # a replay refits experiments // SHARE of a task's experiments (at least one)
-SIMULATIONS = 1000
-REPLAYED = ("classification", "multilabel")
-EXACT = {
-    "zeroshot": "argmax of fixed audio-text similarities: no fit; moved by no replay on MAEB-lite",
-    "clustering": "k-means with a fixed seed on fixed vectors: moved by no replay on MAEB-lite",
-    "pair_classification": "average precision of fixed similarities: no fit; moved by no replay on MAEB-lite",
-    "retrieval": "rankings of fixed similarities: no fit; moved by no replay on MAEB-lite",
-    "reranking": "rankings of fixed similarities: no fit; moved by no replay on MAEB-lite",
-    # its probe is refit whole (no experiments to share out): a replay would double its cost
-    "event_detection": "standardised frames, probe fit to convergence: moved by no replay of LiteEvents (mfcc-stats)",
+# the relative size of the difference another CPU's kernels make in float32 vectors, per side:
+# scripts/measure_numeric_noise.py embedded 80 MAEB-lite clips and 16 texts with each offline model
+# natively (AMD EPYC, AVX2) and with every library's instruction set imitated (EPS_MEASURED); an
+# elementwise eps moves a vector by about eps in norm, so eps is the largest move, rounded up.
+# The transcript model's audio vectors are MiniLM text vectors; they moved by 1.5e-6, so the text
+# side's eps covers them too (one value for both sides)
+EPS = {"audio": 2e-6, "text": 2e-6}
+EPS_MEASURED = (
+    "largest |dv|/|v| native vs imitated avx2/generic CPUs: 1.7e-6 whisper-tiny.en audio, "
+    "1.5e-6 transcript (MiniLM) audio, 7e-7 MiniLM texts, 6e-7 resemblyzer, 8e-8 mfcc"
+)
+AUTO = "auto"
+DEFAULT_REPLAYS = AUTO
+# replays per type under "auto": rank-based types cost one scoring each (no fit); clustering refits
+# k-means n_bootstrap times and event detection its whole probe per replay, so they get fewer
+AUTO_REPLAYS = {
+    "classification": 8,
+    "multilabel": 8,
+    "retrieval": 8,
+    "reranking": 8,
+    "pair_classification": 8,
+    "zeroshot": 8,
+    "clustering": 2,  # each replay refits k-means as often as the evaluation (225-1153 s per lite cell for 4)
+    "event_detection": 2,
 }
+REFIT = ("classification", "multilabel")  # probes whose experiments are shared out between replays
+SHARE = 4  # a probe replay refits experiments // SHARE of a task's experiments (at least one)
+SIMULATIONS = 1000
+MIN_SAMPLES = 2  # one sample cannot show a band
 
 
-def noise(x: np.ndarray, eps: float, seed: int) -> np.ndarray:
-    """x times (1 + eps * N(0, 1)), elementwise, float32; each row's noise drawn from the seed and
-    the row's bytes (the same vector gets the same noise wherever it appears in one replay)."""
+def replays_for(kind_name: str, setting: int | str | None) -> int:
+    """The replay count of a task type: `setting` when a number, else the type's default (0 for a
+    type that is not replayed)."""
+    if isinstance(setting, int) and not isinstance(setting, bool):
+        return setting if kind_name in AUTO_REPLAYS else 0
+    return AUTO_REPLAYS.get(kind_name, 0)
+
+
+def noise(x: np.ndarray, eps: float, seed: int, ids: list[bytes] | None = None) -> np.ndarray:
+    """x times (1 + eps * N(0, 1)), elementwise, float32; each row's noise drawn from the seed, the
+    row's bytes and its identity in `ids` (a clip's content key and name: the same clip gets the
+    same noise wherever it appears in one replay, two clips sharing a vector get different noise)."""
     x = np.asarray(x)
     if eps == 0 or x.size == 0:
         return x
     rows = x.reshape(len(x), -1)
     out = np.empty(rows.shape, dtype=np.float32)
     for i, row in enumerate(rows):
-        h = hashlib.blake2b(np.ascontiguousarray(row).tobytes(), digest_size=8).digest()
-        rng = np.random.default_rng([seed, int.from_bytes(h, "little")])
+        h = hashlib.blake2b(np.ascontiguousarray(row).tobytes(), digest_size=8)
+        if ids is not None:
+            h.update(ids[i])
+        rng = np.random.default_rng([seed, int.from_bytes(h.digest(), "little")])
         out[i] = row * (1 + eps * rng.standard_normal(row.shape))
     return out.reshape(x.shape)
+
+
+def clip_id(ref) -> bytes:
+    """A clip's identity for the noise: its content key (an unreadable clip has none) and name."""
+    try:
+        key = str(ref.key)
+    except Exception:  # a clip the base run reported as unusable: its name alone
+        key = ""
+    return f"{key}\0{getattr(ref, 'name', '')}".encode()
+
+
+def places(n: int, tag: str = "") -> list[bytes]:
+    """Identities by place in a list (texts, frames): equal texts or frames at two places differ."""
+    return [f"{tag}#{i}".encode() for i in range(n)]
 
 
 class ReplayEmbedder:
@@ -71,7 +106,7 @@ class ReplayEmbedder:
     record keeps the base run's). Where an evaluator walks its experiments (`progress` over the
     few-shot draws or folds), the replay hands it only the block it refits and notes which."""
 
-    def __init__(self, emb, eps: float, seed: int, block: int | None = None):
+    def __init__(self, emb, eps: dict[str, float], seed: int, block: int | None = None):
         from ..engine.taskrecord import TaskRecord
 
         self._emb, self._eps, self._seed, self._block = emb, eps, seed, block
@@ -85,15 +120,18 @@ class ReplayEmbedder:
     def audio(self, refs):
         """The cached audio vectors with the replay's noise added, and the mask of usable clips."""
         x, ok = self._emb.audio(refs)
-        return noise(x, self._eps, self._seed), ok
+        return noise(x, self._eps["audio"], self._seed, [clip_id(r) for r in refs]), ok
 
     def text(self, texts):
-        """The cached text vectors with the replay's noise added."""
-        return noise(self._emb.text(texts), self._eps, self._seed)
+        """The cached text vectors with the replay's noise added (by each text's place)."""
+        return noise(self._emb.text(texts), self._eps["text"], self._seed, places(len(texts)))
 
     def perturb_frames(self, frames: list) -> list:
-        """Time-resolved frames (event detection) through the replay's noise."""
-        return [None if f is None else (noise(f[0], self._eps, self._seed), f[1]) for f in frames]
+        """Time-resolved frames (event detection) through the replay's noise (by clip and frame place)."""
+        eps = self._eps["audio"]
+        return [
+            None if f is None else (noise(f[0], eps, self._seed, places(len(f[0]), str(i))), f[1]) for i, f in enumerate(frames)
+        ]
 
     def warn(self, message: str) -> None:
         """Nothing: the base run warned about the same data once (a replay repeated each warning)."""
@@ -124,7 +162,7 @@ class ReplayEmbedder:
         return iterator
 
 
-def replay(spec, data, emb, eps: float, seed: int, block: int | None = None) -> tuple[dict, dict]:
+def replay(spec, data, emb, eps: dict[str, float] | float, seed: int, block: int | None = None) -> tuple[dict, dict]:
     """One replay of a task from its loaded data and cached vectors: its scores (split -> entries,
     mteb's shape) and, per (split, entry), the experiments it refit (None: the whole evaluation
     is one fit). block None refits every experiment. The splits and subsets run in the runner's
@@ -132,6 +170,8 @@ def replay(spec, data, emb, eps: float, seed: int, block: int | None = None) -> 
     from .. import tasktypes
 
     kind = tasktypes.get(spec.type)
+    if not isinstance(eps, dict):
+        eps = {"audio": float(eps), "text": float(eps)}
     view = ReplayEmbedder(emb, eps, seed, block)
     state = tasktypes.TaskState(seed=spec.protocol.get("seed", 42))
     scores: dict[str, list] = {}
@@ -201,23 +241,39 @@ def quantum(spec, data) -> float:
     return _round(min(1.0 / (n * len(sizes)) for n in sizes)) if sizes and min(sizes) > 0 else 0.0
 
 
-def measure(spec, data, emb, base: dict, replays: int, eps: float = EPS, evaluation_seconds: float = 0.0) -> dict:
+def measure(
+    spec, data, emb, base: dict, replays: int | str | None, eps: dict | None = None, evaluation_seconds: float = 0.0
+) -> dict:
     """The stability record of one task's result (`maeb.run.stability`): its replays, the spread of
     its main score, its band, and the band of every entry-level metric by lite --check's path."""
-    if spec.type not in REPLAYED:
+    if spec.type not in AUTO_REPLAYS:
         return exact(spec.type)
-    if not replays:
+    count = replays_for(spec.type, replays)
+    if not count:
         return disabled()
+    eps = eps or dict(EPS)
+    refit = spec.type in REFIT
     started = time.perf_counter()
     samples: dict[tuple[str, int], list[dict]] = {}
     sizes: dict[tuple[str, int], int] = {}
-    for r in range(replays):
-        scores, picked = replay(spec, data, emb, eps, seed=r, block=r)
+    for r in range(count):
+        scores, picked = replay(spec, data, emb, eps, seed=r, block=r if refit else None)
         for key, found in moves(base, scores, picked, spec.main_score).items():
             samples.setdefault(key, []).extend(found)
             sizes[key] = len(per_experiment(base[key[0]][key[1]]))
-    rng = np.random.default_rng(0)
     first = next(iter(base))
+    fewest = min(len([m for m in samples.get((first, i), []) if "main_score" in m]) for i in range(len(base[first])))
+    common = {
+        "replays": count,
+        "refits": sum(len(v) for v in samples.values()),
+        "eps": {side: f"{value:g}" for side, value in sorted(eps.items())},  # strings: files round numbers to 6 places
+        "eps_measured": EPS_MEASURED,
+        "perturbation": "every vector times (1 + eps * N(0, 1)) elementwise, drawn per replay and clip "
+        "(content key and name; texts and frames by place)",
+    }
+    if fewest < MIN_SAMPLES:
+        return {"method": "not measured", **common, "why": f"{fewest} replay sample(s) of the main score: one cannot show a band"}
+    rng = np.random.default_rng(0)
     main_moves = np.mean(
         [
             simulate([m["main_score"] for m in samples[(first, i)] if "main_score" in m], sizes[(first, i)], rng)
@@ -231,14 +287,12 @@ def measure(spec, data, emb, base: dict, replays: int, eps: float = EPS, evaluat
             sim = simulate([m[metric] for m in found if metric in m], sizes[(split, i)], rng)
             bands[f"{split}[{i}].{metric}"] = _round(float(np.abs(sim).max()))
     value = board_main(base)
-    refits = sum(len(v) for v in samples.values())
-    return {
+    moved = sum(1 for v in samples.values() for m in v if m.get("main_score", 0.0) != 0.0)
+    record = {
         "method": "replay",
-        "replays": replays,
-        "refits": refits,
-        "moved": sum(1 for v in samples.values() for m in v if m.get("main_score", 0.0) != 0.0),
-        "eps": f"{eps:g}",  # a string: result files round numbers to 6 places
-        "perturbation": "every vector times (1 + eps * N(0, 1)) elementwise, drawn per replay and vector",
+        **common,
+        "moved": moved,
+        "exact": moved == 0,  # two or more samples and none moved the main score
         "main_score": {
             "value": _round(value),
             "min": _round(value + float(main_moves.min())),
@@ -246,16 +300,18 @@ def measure(spec, data, emb, base: dict, replays: int, eps: float = EPS, evaluat
             "std": _round(float(main_moves.std())),
         },
         "band": _round(float(np.abs(main_moves).max())),
-        "quantum": quantum(spec, data),
         "metrics": bands,
         "seconds": round(time.perf_counter() - started, 3),
         "evaluation_seconds": round(evaluation_seconds, 3),
     }
+    if refit:  # a probe's replays can miss a rarer flip of one clip: lite --check allows one clip's share
+        record["quantum"] = quantum(spec, data)
+    return record
 
 
 def exact(kind_name: str) -> dict:
-    """The stability record of a type that is not replayed."""
-    return {"method": "exact", "replays": 0, "band": 0.0, "why": EXACT.get(kind_name, "not an embedding task type")}
+    """The stability record of a type that is not replayed (its score does not come from vectors)."""
+    return {"method": "exact", "replays": 0, "band": 0.0, "why": "not an embedding task type: no vectors to perturb"}
 
 
 def disabled() -> dict:
