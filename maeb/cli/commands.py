@@ -11,11 +11,12 @@ import sys
 from collections.abc import Callable
 
 from ..core.errors import MaebError
-from . import analyses, check_model, describe, durations, leaderboard, listing, lite, robust, run
+from . import analyses, check_model, datacard, describe, durations, leaderboard, listing, lite, robust, run
 
 # the names this module held before the subcommands had modules of their own
 from .analyses import cmd_compare, cmd_correlate, cmd_select, cmd_tradeoff
 from .check_model import cmd_check_model
+from .datacard import cmd_datacard
 from .describe import cmd_describe
 from .durations import cmd_durations
 from .leaderboard import cmd_leaderboard
@@ -32,6 +33,7 @@ __all__ = [
     "cmd_check_model",
     "cmd_compare",
     "cmd_correlate",
+    "cmd_datacard",
     "cmd_describe",
     "cmd_durations",
     "cmd_leaderboard",
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 # in the order `maeb --help` lists them
-SUBCOMMANDS = (run, leaderboard, analyses, robust, durations, lite, listing, check_model, describe)
+SUBCOMMANDS = (run, leaderboard, analyses, robust, durations, datacard, lite, listing, check_model, describe)
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     name: handler for m in SUBCOMMANDS for name, handler in m.COMMANDS.items()
 }
