@@ -195,11 +195,13 @@ def evaluate_task(
     log=None,
     duration_edges: tuple[float, ...] | None = None,
     stability_replays: int | None = None,
+    per_item: bool = False,
 ) -> TaskEvaluation:
     """Scores for every eval split and subset of one task, in mteb's result shape, and what the
     run noticed about the data (clips shared between training and evaluation splits); with
     duration_edges, each split's scores by clip duration (maeb.analysis.durations); with
-    stability_replays, the scores' stability band (maeb.run.stability; 0 records that none was measured)."""
+    stability_replays, the scores' stability band (maeb.run.stability; 0 records that none was measured);
+    with per_item, each split's per-item scores as a side file (maeb.analysis.paired)."""
     log = log or emb.ctx.log
     kind = tasktypes.get(spec.type)
     started = time.perf_counter()
@@ -234,6 +236,10 @@ def evaluate_task(
                 table = report(outcome, duration_edges)
                 if table is not None:
                     result.info = {**result.info, "duration_buckets": table}
+            if per_item and outcome is not None:
+                from ..analysis.paired import PER_ITEM_FILE, per_item_tsv
+
+                result.files = {**result.files, PER_ITEM_FILE: per_item_tsv(*outcome)}
             values = result.metrics
             if spec.main_score not in values:
                 raise SpecError(
@@ -354,6 +360,13 @@ def _observed_dim(meta: ModelMeta, dim: int | None, log) -> ModelMeta:
     return replace(meta, embed_dim=dim)
 
 
+def _has_per_item(path: Path) -> bool:
+    """Whether a result has its per-item files beside it (a report option, not part of the identity)."""
+    from ..analysis.paired import PER_ITEM_FILE
+
+    return any((path.parent / f"{path.stem}_predictions").rglob(f"*{PER_ITEM_FILE}"))
+
+
 def _recorded_edges(path: Path) -> list | None:
     """The --duration-buckets edges a result was computed with (None: without)."""
     found = (read_result(path) or {}).get("maeb")
@@ -398,6 +411,9 @@ def run(
             # a report option, not part of the identity: the same scores, recomputed from cached vectors
             log(f"{spec.name}: the result at {path} has no duration buckets with these edges; running it again")
             status = "incomplete-report"
+        if status == "done" and path is not None and cfg.per_item and not _has_per_item(path):
+            log(f"{spec.name}: the result at {path} has no per-item scores; running it again")
+            status = "incomplete-report"
         if status == "done" and path is not None:  # (done: read from its file)
             summary.skipped_existing.append(spec.name)
             existing[spec.name] = TaskResult.from_file(path, meta.name)
@@ -437,7 +453,7 @@ def run(
                 else Path(cfg.cache_dir) / "generated" / meta.folder / spec.name
             )
             try:
-                outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets, cfg.stability_replays)
+                outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets, cfg.stability_replays, cfg.per_item)
             except MaebError as exc:
                 if spec.name not in str(exc):
                     exc.args = (f"task {spec.name}: {exc}",)
