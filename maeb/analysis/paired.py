@@ -39,8 +39,13 @@ def per_item_tsv(metric: str, refs: list, values: list) -> str:
     out.write(f"# metric\t{metric}\n")
     writer = csv.writer(out, delimiter="\t", lineterminator="\n")
     writer.writerow(["key", "clip", "value"])
+    seen: dict[str, int] = {}
     for ref, value in zip(refs, values):
-        writer.writerow([ref.key, ref.name, repr(float(value))])
+        # text queries are filed under their most relevant clip, which several may share: the n-th
+        # item of one clip pairs with the other model's n-th (both models see the queries in one order)
+        seen[ref.key] = seen.get(ref.key, 0) + 1
+        key = ref.key if seen[ref.key] == 1 else f"{ref.key}#{seen[ref.key]}"
+        writer.writerow([key, ref.name, repr(float(value))])
     return out.getvalue()
 
 

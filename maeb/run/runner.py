@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import tasktypes
+from ..analysis.baselines import baselines
 from ..core.context import RunContext
 from ..core.errors import DataError, MaebError, ModelError, SpecError
 from ..core.identity import differences, encoder_identity
@@ -139,6 +140,7 @@ class TaskEvaluation(NamedTuple):
     infos: dict  # split -> subset -> what the task type recorded beside its metrics
     stability: dict | None = None  # maeb.run.stability's record (None: not asked for)
     ties: dict | None = None  # split -> subset -> maeb.metrics.ties.record (rank-based types only)
+    baselines: dict | None = None  # split -> subset -> maeb.analysis.baselines' record (types that have one)
 
 
 def _missing_side(needs: set[str], encoder) -> str | None:
@@ -222,6 +224,7 @@ def evaluate_task(
     files: dict[str, str] = {}
     infos: dict[str, dict] = {}
     tie_records: dict[str, dict] = {}
+    baseline_records: dict[str, dict] = {}
     for split in spec.data.eval_splits:  # splits outside, subsets inside: mteb's order of draws
         entries = []
         for subset, tables in data.items():
@@ -270,6 +273,9 @@ def evaluate_task(
                     emb.warn(message)
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
+            baseline = baselines(spec, tables, split, state.seed)  # from the labels alone: cheap beside the evaluation
+            if baseline is not None:
+                baseline_records.setdefault(split, {})[subset] = baseline
         scores[split] = entries
     notes["warnings"] = list(emb.record.warnings)  # what the run warned about this task (leaks, thin classes)
     seconds = time.perf_counter() - started
@@ -279,7 +285,7 @@ def evaluate_task(
 
         evaluator_seconds = seconds - emb.stats.embed_wall_seconds  # the evaluator's own time, not the encoder's
         stability = measure(spec, data, emb, scores, stability_replays, evaluation_seconds=evaluator_seconds)
-    return TaskEvaluation(scores, seconds, notes, files, infos, stability, tie_records or None)
+    return TaskEvaluation(scores, seconds, notes, files, infos, stability, tie_records or None, baseline_records or None)
 
 
 def shared_clips(spec: TaskSpec, data: dict, on_leak: str, warn) -> list[dict]:
@@ -501,6 +507,7 @@ def run(
                 "fingerprints": emb.fingerprints(),
                 "stability": outcome.stability,
                 **({"ties": outcome.ties} if outcome.ties else {}),
+                **({"baselines": outcome.baselines} if outcome.baselines else {}),
                 "numeric_env": numeric_env(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
