@@ -96,3 +96,17 @@ def test_per_item_files_and_compare_models(tone_folder, tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[1].startswith("Tones [default] accuracy: ")
     assert main([*args[:-1], "maeb/nobody"]) == 2
     assert "model 'maeb/nobody': no folder under" in capsys.readouterr().err
+
+
+def test_items_filed_under_one_clip_are_numbered(tmp_path):
+    from maeb.analysis.paired import per_item_tsv, read_per_item
+    from maeb.audio.pipeline import AudioRef
+
+    clip, other = AudioRef("a.wav", data=b"one"), AudioRef("b.wav", data=b"two")
+    path = tmp_path / "per_item.tsv"
+    path.write_text(per_item_tsv("ndcg_at_10", [clip, other, clip], [1.0, 0.5, 0.25]))
+    metric, values = read_per_item(path)
+    assert metric == "ndcg_at_10" and values == {clip.key: 1.0, other.key: 0.5, f"{clip.key}#2": 0.25}
+    path.write_text("key\tclip\tvalue\n")
+    with pytest.raises(Exception, match="not a per-item file"):
+        read_per_item(path)
