@@ -94,3 +94,17 @@ def test_a_run_records_its_baselines(tone_folder, tmp_path):
     record = json.loads(path.read_text())["maeb"]["baselines"]["test"]["default"]
     assert record["metric"] == "accuracy" and 0 < record["chance"] < 1 and 0 < record["majority"] < 1
     assert np.isclose(record["chance"], 1 / 3, atol=0.15)  # three tones
+    # the board's tasks-as-rows table shows them beside the scores
+    board = ["leaderboard", "--results", str(out), "--tasks", "Tones", "--format", "md", "--per-task", "rows"]
+    import contextlib
+    import io
+
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert main(board) == 0
+    table = text.getvalue().split("| Task | Type")[1].splitlines()
+    assert table[0].rstrip().endswith("| Chance | Majority |")
+    assert table[2].rstrip().endswith(f"| {100 * record['chance']:.1f} | {100 * record['majority']:.1f} |")
+    html = out / "board.html"
+    assert main([*board[:5], "--format", "html", "--per-task", "rows", "--out", str(html)]) == 0
+    assert "<th>Chance</th>" in html.read_text() or ">Chance<" in html.read_text()

@@ -148,3 +148,26 @@ def baselines(spec, tables: dict, split: str, seed: int = 0) -> dict | None:
         return None
     values = {k: round(float(v), 6) if k in ("chance", "majority") else v for k, v in out.items()}
     return {"metric": metric, **values, "draws": DRAWS, "seed": seed}
+
+
+def board_baselines(board) -> dict[str, tuple[float, float]]:
+    """Each board task's (chance, majority) as the board scores the task: the mean over the splits
+    and subsets its cells hold, read from the first result file that records maeb.baselines (a
+    main_scores.csv records none)."""
+    import json
+    from pathlib import Path
+
+    out: dict[str, tuple[float, float]] = {}
+    for (_, task), scores in sorted(board.cells.items()):
+        if task in out or not scores or not scores[0].source.endswith(".json"):
+            continue
+        try:
+            record = json.loads(Path(scores[0].source).read_text(encoding="utf-8"))["maeb"]["baselines"]
+            pairs = [record[s.split][s.subset] for s in scores]
+            out[task] = (
+                float(np.mean([p["chance"] for p in pairs])),
+                float(np.mean([p["majority"] for p in pairs])),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an older result, or another split's: no baseline shown
+    return out

@@ -212,11 +212,19 @@ def to_markdown(board: Board, per_task=None) -> str:
 
 def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models."""
+    from .baselines import board_baselines
+
     rows = [
         [t.name, t.type, *((_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") for r in board.rows)]
         for t in board.tasks
     ]
-    return "\n".join(markdown_table(["Task", "Type", *_short_names(board)], rows)) + "\n"
+    head = ["Task", "Type", *_short_names(board)]
+    base = board_baselines(board)
+    if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
+        head += ["Chance", "Majority"]
+        for row, t in zip(rows, board.tasks):
+            row += [pct(v) for v in base[t.name]] if t.name in base else ["–", "–"]
+    return "\n".join(markdown_table(head, rows)) + "\n"
 
 
 def _colour(value) -> str:
@@ -355,11 +363,17 @@ def _leak_span(row, task: str | None = None) -> str:
 
 def _tasks_table(board: Board) -> str:
     """Tasks as rows, models as columns."""
+    from .baselines import board_baselines
+
     head = ["Task", "Type", *(r.model for r in board.rows)]
+    base = board_baselines(board)
+    head += ["Chance", "Majority"] if base else []
     rows = []
     for t in board.tasks:
         cells = [cell(t.name, html.escape(t.name)), cell(t.type, html.escape(t.type))]
         cells += [cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name)) for r in board.rows]
+        if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
+            cells += [cell(v, pct(v)) for v in base.get(t.name, (None, None))]
         rows.append(cells)
     return "<h2>Tasks</h2>\n" + html_table(head, rows, "tasks")
 
