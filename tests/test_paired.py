@@ -89,11 +89,11 @@ def test_per_item_files_and_compare_models(tone_folder, tmp_path, capsys):
     args = ["compare", "--results", str(tmp_path / "res"), "--models", "maeb/mfcc-stats", "maeb/mock-spectral"]
     assert main([*args, "--json", "--draws", "2000"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
-    assert row["task"] == "Tones" and row["split"] == "default" and row["metric"] == "accuracy"
+    assert row["task"] == "Tones" and row["split"] == "test" and row["metric"] == "accuracy"
     assert row["mean_a"] == pytest.approx(result["scores"]["test"][0]["accuracy"], abs=1e-9)
     assert row["low"] <= row["difference"] <= row["high"] and 0 < row["p_value"] <= 1
     assert main(args) == 0
-    assert capsys.readouterr().out.splitlines()[1].startswith("Tones [default] accuracy: ")
+    assert capsys.readouterr().out.splitlines()[1].startswith("Tones [test] accuracy: ")
     assert main([*args[:-1], "maeb/nobody"]) == 2
     assert "model 'maeb/nobody': no folder under" in capsys.readouterr().err
 

@@ -122,9 +122,21 @@ def per_item_files(model_dir: Path) -> dict[str, dict[str, Path]]:
     out: dict[str, dict[str, Path]] = {}
     for path in sorted(Path(model_dir).glob(f"*_predictions/**/*{PER_ITEM_FILE}")):
         folder = next(p for p in path.parents if p.name.endswith("_predictions"))
-        where = str(path.relative_to(folder))[: -len(PER_ITEM_FILE)].rstrip("_/") or "default"
-        out.setdefault(folder.name[: -len("_predictions")], {})[where] = path
+        task = folder.name[: -len("_predictions")]
+        where = str(path.relative_to(folder))[: -len(PER_ITEM_FILE)].rstrip("_/") or _only_split(folder.parent / f"{task}.json")
+        out.setdefault(task, {})[where] = path
     return out
+
+
+def _only_split(result: Path) -> str:
+    """The one split of a result (a file written beside it without a split prefix), "default" when unknown."""
+    import json
+
+    try:
+        (split,) = json.loads(result.read_text(encoding="utf-8"))["scores"]
+        return str(split)
+    except (OSError, ValueError, KeyError, TypeError):
+        return "default"
 
 
 def compare_models(
