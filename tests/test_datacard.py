@@ -86,3 +86,23 @@ def test_maeb_lite_cards(lite_data, tmp_path, capsys):
     assert cards["LiteMixtureTags"]["train_test_overlap"]["exact"] == 0
     assert cards["LiteSameWordA2A"]["splits"]["all"]["queries"] == 140
     assert all(c["exact_duplicates"]["groups"] == 0 for c in cards.values())
+
+
+@pytest.mark.slow
+def test_hub_task_cards_through_the_test_hub(tmp_path):
+    """Hub tasks load as a run loads them (tests/hub: a local hub in the cards' layouts)."""
+    from maeb.spec import catalog
+
+    from .hub.check import build_site, maeb_env, maeb_run
+    from .hub.server import HubServer
+
+    tasks = ["BeijingOpera", "MACST2ARetrieval", "CREMADPairClassification"]
+    site = build_site(tmp_path / "hub", [catalog.find_task(t) for t in tasks], [])
+    with site.serve(HubServer()) as hub:
+        proc, _ = maeb_run(["datacard", *tasks, "--json"], maeb_env(tmp_path, hub.endpoint), tmp_path / "work")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cards = {c["task"]: c for c in json.loads(proc.stdout)}
+    assert set(cards) == set(tasks) and all(c["clips"] > 0 for c in cards.values())
+    (split,) = cards["MACST2ARetrieval"]["splits"].values()
+    assert split["queries"] > 0 and split["documents"] > 0
+    assert any("classes" in s for s in cards["BeijingOpera"]["splits"].values())
