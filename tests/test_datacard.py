@@ -106,3 +106,16 @@ def test_hub_task_cards_through_the_test_hub(tmp_path):
     (split,) = cards["MACST2ARetrieval"]["splits"].values()
     assert split["queries"] > 0 and split["documents"] > 0
     assert any("classes" in s for s in cards["BeijingOpera"]["splits"].values())
+
+
+def test_event_lists_are_counted_by_class():
+    from maeb.analysis.datacard import _labels
+    from maeb.data.sources import Table
+    from maeb.spec.taskspec import parse_spec
+
+    spec = parse_spec(
+        {"name": "E", "type": "event_detection", "data": {"source": "audiofolder", "path": "/x", "eval_splits": ["test"]}},
+        "test spec",
+    )
+    table = Table({"label": ['[["chirp", 0.1, 1.0], ["tone", 2.0, 3.0]]', [["chirp", 0.5, 0.9]], ["dog", "cat"]]})
+    assert _labels(spec, table) == {"chirp": 2, "tone": 1, "dog": 1, "cat": 1}

@@ -11,6 +11,7 @@ they are near duplicates to any embedding that summarises a clip. Only clips tha
 from __future__ import annotations
 
 import contextlib
+import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -43,15 +44,28 @@ def _refs(spec: TaskSpec, table) -> list[AudioRef]:
 
 
 def _labels(spec: TaskSpec, table) -> Counter | None:
-    """Class counts of a plain table's label column (each label of a multilabel row counted), None without one."""
+    """Class counts of a plain table's label column (each label of a multilabel row, each event of an
+    event list counted), None without one."""
     column = spec.data.label_column
     if not isinstance(table, Table) or column not in table:
         return None
     counts: Counter = Counter()
     for value in table[column]:
+        if isinstance(value, str) and value.startswith("[["):  # an event list kept as JSON text
+            with contextlib.suppress(ValueError):
+                value = json.loads(value)
         for label in value if isinstance(value, list | tuple | set) else [value]:
-            counts[str(label)] += 1  # event lists (dicts) are counted by their text: a card, not a metric
+            counts[_class_of(label)] += 1
     return counts
+
+
+def _class_of(label) -> str:
+    """A label's class: itself, or an event's class ([class, onset, offset] or a dict with a label)."""
+    if isinstance(label, list | tuple) and label:
+        return str(label[0])
+    if isinstance(label, dict):
+        return str(label.get("label", label.get("event_label", label)))
+    return str(label)
 
 
 def _header(ref: AudioRef) -> tuple[int, int, int]:
