@@ -113,6 +113,7 @@ def samples(tmp_path: Path) -> dict:
         "perturb": (["--perturb", "gain:db=-20"], "gain:db=-20", ("gain:db=-20",), ("gain:db=-20",)),
         "long_audio": (["--long-audio", "mean"], "mean", "mean", "mean"),
         "duration_buckets": (["--duration-buckets", "10,30"], "10,30", (10.0, 30.0), (10.0, 30.0)),
+        "per_item": (["--per-item"], True, True, True),
         "raise_error": (["--raise-error"], False, True, False),
         "stability_replays": (["--stability-replays", "0"], 0, 0, 0),
         "debug": (["--debug"], True, True, True),

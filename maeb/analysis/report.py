@@ -242,6 +242,8 @@ def to_markdown(board: Board, per_task=None) -> str:
 
 def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models."""
+    from .baselines import board_baselines
+
     rows = [
         [
             t.name,
@@ -253,7 +255,13 @@ def to_markdown_by_task(board: Board) -> str:
         ]
         for t in board.tasks
     ]
-    return "\n".join(markdown_table(["Task", "Type", *_short_names(board)], rows)) + "\n"
+    head = ["Task", "Type", *_short_names(board)]
+    base = board_baselines(board)
+    if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
+        head += ["Chance", "Majority"]
+        for row, t in zip(rows, board.tasks):
+            row += [pct(v) for v in base[t.name]] if t.name in base else ["–", "–"]
+    return "\n".join(markdown_table(head, rows)) + "\n"
 
 
 def _leak_span(row, task: str | None = None) -> str:
@@ -277,7 +285,11 @@ def _tie_span(row, task: str | None = None) -> str:
 
 def _tasks_table(board: Board) -> str:
     """Tasks as rows, models as columns."""
+    from .baselines import board_baselines
+
     head = ["Task", "Type", *(r.model for r in board.rows)]
+    base = board_baselines(board)
+    head += ["Chance", "Majority"] if base else []
     rows = []
     for t in board.tasks:
         cells = [cell(t.name, html.escape(t.name)), cell(t.type, html.escape(t.type))]
@@ -285,6 +297,8 @@ def _tasks_table(board: Board) -> str:
             cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name) + _tie_span(r, t.name))
             for r in board.rows
         ]
+        if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
+            cells += [cell(v, pct(v)) for v in base.get(t.name, (None, None))]
         rows.append(cells)
     return "<h2>Tasks</h2>\n" + html_table(head, rows, "tasks")
 

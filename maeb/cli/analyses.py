@@ -1,4 +1,4 @@
-"""The analyses of results: `maeb select` (a non-redundant task subset), `maeb compare` (two benchmarks),
+"""The analyses of results: `maeb select` (a non-redundant task subset), `maeb compare` (two benchmarks, or two models' paired significance),
 `maeb tradeoff` (acoustic against linguistic tasks) and `maeb correlate` (against an external score)."""
 
 from __future__ import annotations
@@ -21,9 +21,23 @@ def add_parser(sub) -> None:
     sel.add_argument("--format", choices=["json", "md"], default="json")
     sel.add_argument("--out", type=Path)
 
-    cmp_ = sub.add_parser("compare", help="correlation of per-model averages on two benchmarks")
+    cmp_ = sub.add_parser(
+        "compare",
+        help="correlation of per-model averages on two benchmarks, or (--models) two models' paired significance per task",
+    )
     cmp_.add_argument("--results", nargs="+", type=Path, required=True)
-    cmp_.add_argument("--benchmarks", nargs=2, required=True, metavar="NAME")
+    cmp_set = cmp_.add_mutually_exclusive_group(required=True)
+    cmp_set.add_argument("--benchmarks", nargs=2, metavar="NAME")
+    cmp_set.add_argument(
+        "--models",
+        nargs=2,
+        metavar="MODEL",
+        help="two models (names, or their result folders) run with --per-item: a paired bootstrap and permutation test per task",
+    )
+    cmp_.add_argument("--tasks", nargs="+", metavar="T", help="with --models: these tasks (default: all both have)")
+    cmp_.add_argument("--draws", type=int, default=10000, help="with --models: bootstrap and permutation draws (default 10000)")
+    cmp_.add_argument("--seed", type=int, default=0, help="with --models: the draws' seed")
+    cmp_.add_argument("--json", action="store_true", help="with --models: print the rows as JSON")
 
     trade = sub.add_parser("tradeoff", help="acoustic vs linguistic task groups, per model")
     trade.add_argument("--results", nargs="+", type=Path, required=True)
@@ -101,8 +115,43 @@ def cmd_select(args) -> int:
     return 0
 
 
+def _model_dir(results: list[Path], model: str) -> Path:
+    """A model's result folder: the folder given, else ROOT/ORG__NAME/REVISION under one results root
+    (one line naming the revisions when there are several)."""
+    if Path(model).is_dir():
+        return Path(model)
+    found = [rev for root in results for rev in sorted((Path(root) / model.replace("/", "__")).glob("*")) if rev.is_dir()]
+    if len(found) != 1:
+        what = f"{len(found)} revisions ({', '.join(str(f) for f in found)}); name the folder" if found else "no folder"
+        raise MaebError(f"model {model!r}: {what} under {', '.join(str(r) for r in results)}")
+    return found[0]
+
+
+def _compare_models(args) -> int:
+    from ..analysis.paired import compare_models
+
+    if args.draws < 100:
+        raise MaebError(f"--draws {args.draws}: give at least 100")
+    a, b = (_model_dir(args.results, m) for m in args.models)
+    rows = compare_models(a, b, args.tasks, args.draws, args.seed)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"A = {args.models[0]}, B = {args.models[1]}: mean difference A - B over the items both scored")
+    for r in rows:
+        print(
+            f"{r['task']} [{r['split']}] {r['metric']}: {r['items']} items, A {r['mean_a']:.4f}, B {r['mean_b']:.4f}, "
+            f"A - B {r['difference']:+.4f} [95%: {r['low']:+.4f}, {r['high']:+.4f}], "
+            f"p = {r['p_value']:.4g}" + (" (exact)" if r["exact"] else "")
+        )
+    return 0
+
+
 def cmd_compare(args) -> int:
-    """`maeb compare`: the correlation of per-model averages on two benchmarks."""
+    """`maeb compare`: the correlation of per-model averages on two benchmarks, or (--models) two
+    models' paired bootstrap and permutation test per task from their per-item scores."""
+    if args.models:
+        return _compare_models(args)
     from ..analysis.selection import compare_benchmarks
     from ..spec import catalog
 

@@ -12,11 +12,12 @@ from collections.abc import Callable
 
 from ..core import environment, trust
 from ..core.errors import MaebError
-from . import analyses, check_model, describe, durations, leaderboard, listing, lite, plot, robust, run, submit
+from . import analyses, check_model, datacard, describe, durations, leaderboard, listing, lite, plot, robust, run, submit
 
 # the names this module held before the subcommands had modules of their own
 from .analyses import cmd_compare, cmd_correlate, cmd_select, cmd_tradeoff
 from .check_model import cmd_check_model
+from .datacard import cmd_datacard
 from .describe import cmd_describe
 from .durations import cmd_durations
 from .leaderboard import cmd_leaderboard
@@ -35,6 +36,7 @@ __all__ = [
     "cmd_check_model",
     "cmd_compare",
     "cmd_correlate",
+    "cmd_datacard",
     "cmd_describe",
     "cmd_durations",
     "cmd_leaderboard",
@@ -51,7 +53,7 @@ __all__ = [
 ]
 
 # in the order `maeb --help` lists them
-SUBCOMMANDS = (run, leaderboard, plot, analyses, robust, durations, lite, listing, check_model, describe, submit)
+SUBCOMMANDS = (run, leaderboard, plot, analyses, robust, durations, datacard, lite, listing, check_model, describe, submit)
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     name: handler for m in SUBCOMMANDS for name, handler in m.COMMANDS.items()
 }

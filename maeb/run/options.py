@@ -220,6 +220,12 @@ class RunOptions:
         "for task types scored as a mean over clips; shown by python -m maeb durations",
         cli={"flags": ("--duration-buckets",), "nargs": "?", "const": "default", "metavar": "EDGES"},
     )
+    per_item: bool = _opt(
+        False,
+        "also write each split's per-item scores (a clip's correctness, a query's main metric) beside the result, "
+        "for python -m maeb compare --models",
+        cli={"flags": ("--per-item",), "action": "store_true"},
+    )
     raise_error: bool = _opt(
         True,
         "stop at the first task that cannot load or evaluate; False: record it (summary.failed), run the others",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import tasktypes
+from ..analysis.baselines import baselines
 from ..core.context import RunContext
 from ..core.errors import DataError, MaebError, ModelError, SpecError
 from ..core.identity import differences, encoder_identity
@@ -144,6 +145,7 @@ class TaskEvaluation(NamedTuple):
     infos: dict  # split -> subset -> what the task type recorded beside its metrics
     stability: dict | None = None  # maeb.run.stability's record (None: not asked for)
     ties: dict | None = None  # split -> subset -> maeb.metrics.ties.record (rank-based types only)
+    baselines: dict | None = None  # split -> subset -> maeb.analysis.baselines' record (types that have one)
 
 
 def _missing_side(needs: set[str], encoder) -> str | None:
@@ -200,19 +202,21 @@ def evaluate_task(
     log=None,
     duration_edges: tuple[float, ...] | None = None,
     stability_replays: int | str | None = None,
+    per_item: bool = False,
 ) -> TaskEvaluation:
     """Scores for every eval split and subset of one task, in mteb's result shape, and what the
     run noticed about the data (clips shared between training and evaluation splits); with
     duration_edges, each split's scores by clip duration (maeb.analysis.durations); with
-    stability_replays, the scores' stability band (maeb.run.stability; 0 records that none was measured).
+    stability_replays, the scores' stability band (maeb.run.stability; 0 records that none was measured);
+    with per_item, each split's per-item scores as a side file (maeb.analysis.paired).
     The evaluator's BLAS runs numeric_env.EVALUATOR_BLAS_THREADS threads."""
     from .numeric_env import evaluator_threads
 
     with evaluator_threads():
-        return _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays)
+        return _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, per_item)
 
 
-def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays) -> TaskEvaluation:
+def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, per_item) -> TaskEvaluation:
     log = log or emb.ctx.log
     kind = tasktypes.get(spec.type)
     started = time.perf_counter()
@@ -233,6 +237,7 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays) -
     files: dict[str, str] = {}
     infos: dict[str, dict] = {}
     tie_records: dict[str, dict] = {}
+    baseline_records: dict[str, dict] = {}
     for split in spec.data.eval_splits:  # splits outside, subsets inside: mteb's order of draws
         entries = []
         for subset, tables in data.items():
@@ -247,6 +252,10 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays) -
                 table = report(outcome, duration_edges)
                 if table is not None:
                     result.info = {**result.info, "duration_buckets": table}
+            if per_item and outcome is not None:
+                from ..analysis.paired import PER_ITEM_FILE, per_item_tsv
+
+                result.files = {**result.files, PER_ITEM_FILE: per_item_tsv(*outcome)}
             values = result.metrics
             if spec.main_score not in values:
                 raise SpecError(
@@ -277,6 +286,9 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays) -
                     emb.warn(message)
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
+            baseline = baselines(spec, tables, split, state.seed)  # from the labels alone: cheap beside the evaluation
+            if baseline is not None:
+                baseline_records.setdefault(split, {})[subset] = baseline
         scores[split] = entries
     notes["warnings"] = list(emb.record.warnings)  # what the run warned about this task (leaks, thin classes)
     seconds = time.perf_counter() - started
@@ -286,7 +298,7 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays) -
 
         evaluator_seconds = seconds - emb.stats.embed_wall_seconds  # the evaluator's own time, not the encoder's
         stability = measure(spec, data, emb, scores, stability_replays, evaluation_seconds=evaluator_seconds)
-    return TaskEvaluation(scores, seconds, notes, files, infos, stability, tie_records or None)
+    return TaskEvaluation(scores, seconds, notes, files, infos, stability, tie_records or None, baseline_records or None)
 
 
 def shared_clips(spec: TaskSpec, data: dict, on_leak: str, warn) -> list[dict]:
@@ -367,6 +379,13 @@ def _observed_dim(meta: ModelMeta, dim: int | None, log) -> ModelMeta:
     return replace(meta, embed_dim=dim)
 
 
+def _has_per_item(path: Path) -> bool:
+    """Whether a result has its per-item files beside it (a report option, not part of the identity)."""
+    from ..analysis.paired import PER_ITEM_FILE
+
+    return any((path.parent / f"{path.stem}_predictions").rglob(f"*{PER_ITEM_FILE}"))
+
+
 def _recorded_edges(path: Path) -> list | None:
     """The --duration-buckets edges a result was computed with (None: without)."""
     found = (read_result(path) or {}).get("maeb")
@@ -420,6 +439,9 @@ def run(
             # a report option, not part of the identity: the same scores, recomputed from cached vectors
             log(f"{spec.name}: the result at {path} has no duration buckets with these edges; running it again")
             status = "incomplete-report"
+        if status == "done" and path is not None and cfg.per_item and not _has_per_item(path):
+            log(f"{spec.name}: the result at {path} has no per-item scores; running it again")
+            status = "incomplete-report"
         if status == "done" and path is not None:  # (done: read from its file)
             summary.skipped_existing.append(spec.name)
             existing[spec.name] = TaskResult.from_file(path, meta.name)
@@ -462,7 +484,7 @@ def run(
                 / safe_component(spec.name, "task name")
             )
             try:
-                outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets, cfg.stability_replays)
+                outcome = evaluate_task(spec, emb, cfg.on_leak, log, cfg.duration_buckets, cfg.stability_replays, cfg.per_item)
             except MaebError as exc:
                 if spec.name not in str(exc):
                     exc.args = (f"task {spec.name}: {exc}",)
@@ -510,6 +532,7 @@ def run(
                 "fingerprints": emb.fingerprints(),
                 "stability": outcome.stability,
                 **({"ties": outcome.ties} if outcome.ties else {}),
+                **({"baselines": outcome.baselines} if outcome.baselines else {}),
                 "numeric_env": numeric_env(),
                 "data": outcome.notes,
                 **({"evaluation": outcome.infos} if outcome.infos else {}),
