@@ -307,12 +307,11 @@ def robustness(paths: list[Path]) -> Figure | None:
     """Degradation curves from robust.json: a panel per perturbation ladder, a line per model."""
     panels: dict[str, dict[str, tuple[list[str], list[float]]]] = {}
     for path in paths:
-        try:
-            curves = json.loads(path.read_text(encoding="utf-8"))["curves"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise MaebError(f"{path}: not a robust.json of `maeb robust` ({exc})") from None
-        for c in curves:
-            panels.setdefault(c["ladder"], {})[c["model"]] = (list(c["steps"]), list(c["scores"]))
+        try:  # the whole shape is read inside the try: a wrong shape is one line naming the file, not a traceback
+            for c in json.loads(path.read_text(encoding="utf-8"))["curves"]:
+                panels.setdefault(str(c["ladder"]), {})[str(c["model"])] = (list(c["steps"]), list(c["scores"]))
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise MaebError(f"{path}: not a robust.json of `maeb robust` ({type(exc).__name__}: {exc})") from None
     if not panels:
         return None
     return _line_figure("robustness", "Mean score under each perturbation ladder (clean first).", panels, "mean score (%)")
