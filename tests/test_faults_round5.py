@@ -44,3 +44,27 @@ def test_a_nan_score_in_zero_shot_argmax_is_never_the_best_class():
     got = ties.argmax_ties(np.array([[float("nan"), 0.2], [0.9, 0.1], [0.3, float("inf")]]), np.array([1, 0, 0]))
     assert all(math.isfinite(v) for v in got.values())
     assert got == {"expected": 2 / 3, "low": 2 / 3, "high": 2 / 3, "tied_share": 0.0}
+
+
+def test_a_very_long_model_name_is_clipped_in_figures(tmp_path):
+    """A 400-character name made constrained layout run for minutes (the page never came)."""
+    pytest.importorskip("matplotlib")
+    import json
+    import shutil
+
+    from maeb.analysis import figures
+    from maeb.analysis.leaderboard import load_board
+
+    mfcc = ROOT / "results" / "maeb-lite" / "maeb__mfcc-stats" / "1"
+    name = "long/" + "x" * 400
+    folder = tmp_path / "long" / "1"
+    folder.mkdir(parents=True)
+    meta = json.loads((mfcc / "model_meta.json").read_text())
+    (folder / "model_meta.json").write_text(json.dumps({**meta, "name": name}))
+    for f in sorted(mfcc.glob("Lite*.json"))[:2]:
+        shutil.copy(f, folder / f.name)
+    board, _ = load_board([tmp_path], None, {})
+    fig = figures.task_types(board)
+    labels = [t.get_text() for ax in fig.figure.axes for t in ax.get_yticklabels() if t.get_text()]
+    assert labels and all(len(t) <= 60 for t in labels), [len(t) for t in labels]
+    assert figures._name(name).startswith("long/xxx") and figures._name("a/b") == "a/b"
