@@ -54,6 +54,10 @@ def stale() -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     """Rewrite (or with --check only list) the stale generated pages."""
+    unknown = [a for a in argv if a != "--check"]
+    if unknown:  # a misspelt --check must not rewrite the pages and exit 0
+        print(f"regen_docs.py: unknown argument {unknown[0]!r}; the only flag is --check", file=sys.stderr)
+        return 2
     changed = stale()
     for page, text in changed.items():
         if "--check" in argv:

@@ -75,6 +75,12 @@ def _label(text: str, width: int = 18) -> str:
     return "\n".join(textwrap.wrap(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text), width)) or text
 
 
+def _name(model: str, width: int = 60) -> str:
+    """A model name as a figure draws it: clipped to `width` characters, because one very long name
+    collapsed the axes and made constrained layout run for minutes (the page's table keeps it whole)."""
+    return model if len(model) <= width else model[: width - 1] + "\u2026"
+
+
 def _rows_height(n: int) -> float:
     return 0.9 + 0.22 * n  # inches: one model name per line at 8 pt with room between
 
@@ -116,7 +122,7 @@ def task_types(board: Board) -> Figure:
             ax.errorbar(100 * v, y, xerr=err, fmt=marker, color="black", ms=4, capsize=2, lw=1)
         ax.set_title(_label(t), fontsize=8)
         ax.set_xlabel("score (%)")
-    axes[0][0].set_yticks(ys, [r.model for r in rows])
+    axes[0][0].set_yticks(ys, [_name(r.model) for r in rows])
     axes[0][0].set_ylim(-0.7, len(rows) - 0.3)
     how = "bars: mean of the tasks' intervals (stability bands, few-shot draws)" if board.uncertainty else "no intervals computed"
     return Figure("task_types", f"Mean score per task type; {how}.", fig)
@@ -138,7 +144,7 @@ def borda_forest(board: Board) -> Figure:
         for r, y in zip(rows, ys):
             ax.hlines(y, u.rank_low[r.model], u.rank_high[r.model], color="black", lw=1.2)
     ax.plot([r.rank for r in rows], ys, "o", color="black", ms=4)
-    ax.set_yticks(ys, [r.model for r in rows])
+    ax.set_yticks(ys, [_name(r.model) for r in rows])
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("Borda rank (1 = best)")
     ax.set_xlim(0.5, max([r.rank for r in rows] + ([max(u.rank_high.values())] if u and u.rank_high else [])) + 0.5)
@@ -224,13 +230,13 @@ def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figur
     ax.set_xscale("log")
     if rank:
         ax.invert_yaxis()
-    _place_labels(ax, [(getattr(cards[m], attr), y, m.split("/")[-1]) for m, y in ys.items()])
+    _place_labels(ax, [(getattr(cards[m], attr), y, _name(m.split("/")[-1])) for m, y in ys.items()])
     from matplotlib.ticker import NullFormatter
 
     ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^6, 3x10^6 ... labels run into each other
     ax.set_xlabel(what + " (log scale)")
     ax.set_ylabel(label)
-    lacking = [r.model for r in board.rows if r.model not in known]
+    lacking = [_name(r.model) for r in board.rows if r.model not in known]
     if lacking:  # names whole: no break inside a name
         note = f"not shown, no {what.lower()} recorded (or 0): {', '.join(lacking)}"
         wrapped = textwrap.fill(note, 110, break_on_hyphens=False, break_long_words=False)
@@ -294,7 +300,7 @@ def _line_figure(name: str, caption: str, panels: dict[str, dict[str, tuple[list
             ax.set_xticks(range(len(steps)), steps, rotation=45, ha="right")
         ax.set_title(_label(title, 30), fontsize=8)
         ax.set_ylabel(ylabel)
-    fig.legend(handles.values(), handles.keys(), loc="outside right center", fontsize=6.5, frameon=False)
+    fig.legend(handles.values(), [_name(k) for k in handles], loc="outside right center", fontsize=6.5, frameon=False)
     return Figure(name, caption, fig)
 
 
@@ -307,12 +313,11 @@ def robustness(paths: list[Path]) -> Figure | None:
     """Degradation curves from robust.json: a panel per perturbation ladder, a line per model."""
     panels: dict[str, dict[str, tuple[list[str], list[float]]]] = {}
     for path in paths:
-        try:
-            curves = json.loads(path.read_text(encoding="utf-8"))["curves"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise MaebError(f"{path}: not a robust.json of `maeb robust` ({exc})") from None
-        for c in curves:
-            panels.setdefault(c["ladder"], {})[c["model"]] = (list(c["steps"]), list(c["scores"]))
+        try:  # the whole shape is read inside the try: a wrong shape is one line naming the file, not a traceback
+            for c in json.loads(path.read_text(encoding="utf-8"))["curves"]:
+                panels.setdefault(str(c["ladder"]), {})[str(c["model"])] = (list(c["steps"]), list(c["scores"]))
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise MaebError(f"{path}: not a robust.json of `maeb robust` ({type(exc).__name__}: {exc})") from None
     if not panels:
         return None
     return _line_figure("robustness", "Mean score under each perturbation ladder (clean first).", panels, "mean score (%)")

@@ -23,8 +23,9 @@ RELATIVE_TOLERANCE = 1e-6  # the default; results state the tolerance they used
 
 
 def tolerance(scores: Sequence[float], relative: float = RELATIVE_TOLERANCE) -> float:
-    """The absolute tolerance of one list: relative x its largest |score| (0 for an empty list)."""
-    return float(relative * max((abs(s) for s in scores), default=0.0))
+    """The absolute tolerance of one list: relative x its largest finite |score| (0 for an empty
+    list). Finite only: one inf score would make every other score of the list tie."""
+    return float(relative * max((abs(s) for s in scores if math.isfinite(s)), default=0.0))
 
 
 def group_sizes(ordered: Sequence[float], tol: float) -> list[int]:
@@ -138,7 +139,10 @@ def argmax_ties(scores: np.ndarray, labels: np.ndarray, relative: float = RELATI
     n = len(scores)
     if n == 0:
         return {"expected": 0.0, "low": 0.0, "high": 0.0, "tied_share": 0.0}
-    tol = relative * np.abs(scores).max(axis=1, keepdims=True)
+    # a NaN score is never the best class (NaN compares false and made the expected value NaN), and
+    # the tolerance comes from finite scores only (an inf would make a whole row tie)
+    scores = np.where(np.isnan(scores), -np.inf, scores)
+    tol = relative * np.where(np.isfinite(scores), np.abs(scores), 0.0).max(axis=1, keepdims=True)
     tied = scores >= scores.max(axis=1, keepdims=True) - tol
     size = tied.sum(axis=1)
     hit = tied[np.arange(n), np.asarray(labels, dtype=int)]
