@@ -87,6 +87,10 @@ def test_result_and_prediction_paths_refuse_names_from_code(tmp_path):
         result_path(tmp_path, meta, "../x")
     result = result_path(tmp_path, meta, "T")
     assert predictions_path(result, "p.csv") == result.parent / "T_predictions" / "p.csv"
+    # a subset's subfolder, as the generative types write them
+    assert predictions_path(result, "main/per_clip.jsonl") == result.parent / "T_predictions" / "main" / "per_clip.jsonl"
+    with pytest.raises(OutputError, match="prediction file name"):
+        predictions_path(result, "main/../../x.csv")
     with pytest.raises(OutputError, match="prediction file name"):
         predictions_path(result, "../../../x.csv")
 

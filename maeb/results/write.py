@@ -174,9 +174,12 @@ def result_path(root: Path, meta: ModelMeta, task_name: str, experiment: dict | 
 
 def predictions_path(result: Path, name: str) -> Path:
     """Where a task's file `name` (its predictions, per-clip lines) goes: beside the result, in
-    TASK_predictions/; the name comes from the task type, so it is checked like a task name."""
+    TASK_predictions/; the name comes from the task type and may name a subfolder per subset
+    ("main/per_clip.jsonl"), so each of its '/'-separated parts is checked like a task name."""
     folder = Path(result).parent / f"{Path(result).stem}_predictions"
-    return inside(folder, folder / safe_component(name, f"{Path(result).stem}: prediction file name"), str(result))
+    what = f"{Path(result).stem}: prediction file name"
+    parts = [safe_component(part, what) for part in str(name).split("/")]
+    return inside(folder, folder.joinpath(*parts), str(result))
 
 
 def model_meta_json(meta: ModelMeta, experiment: dict | None = None) -> dict:
