@@ -117,6 +117,9 @@ class ReplayEmbedder:
     def __getattr__(self, name):
         return getattr(self._emb, name)
 
+    def log(self, message: str) -> None:
+        """Silent: the base evaluation already said what the data holds; a replay repeats it."""
+
     def audio(self, refs):
         """The cached audio vectors with the replay's noise added, and the mask of usable clips."""
         x, ok = self._emb.audio(refs)
