@@ -109,6 +109,10 @@ class Embedder:
             perturbation.check(self.policy.sample_rate)
         # how a clip longer than the encoder's window becomes one vector (maeb.audio.windows)
         self.window = (window or WindowPolicy()).resolved(self.policy and self.policy.max_seconds, meta.name)
+        # the context the model's work (decoding, forward passes, pooling) runs in: the run sets it
+        # to the process's own thread counts while an evaluator's fits run under fewer
+        # (maeb.run.numeric_env.evaluator_threads), so a vector never depends on which task asked first
+        self.model_threads: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
         self.begin_task("")
 
     @property
@@ -146,6 +150,10 @@ class Embedder:
     # -- audio ---------------------------------------------------------------------------
     def audio(self, refs: Sequence[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
         """Vectors for the clips (zeros where a clip was skipped) and the mask of usable rows."""
+        with self.model_threads():
+            return self._audio(refs)
+
+    def _audio(self, refs: Sequence[AudioRef]) -> tuple[np.ndarray, np.ndarray]:
         if self.policy is None:
             raise ModelError(f"model {self.meta.name!r} has no audio encoder; {self.context} needs one")
         refs = self.prepared(refs)
@@ -485,6 +493,10 @@ class Embedder:
     # -- text ----------------------------------------------------------------------------
     def text(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of the texts, from the cache or the model's text side."""
+        with self.model_threads():
+            return self._text(texts)
+
+    def _text(self, texts: Sequence[str]) -> np.ndarray:
         if not has_text(self.encoder):
             raise ModelError(f"model {self.meta.name!r} has no text encoder; {self.context} needs one")
         keys = [text_key(t) for t in texts]
@@ -510,7 +522,8 @@ class Embedder:
     # -- generation and the task's record -------------------------------------------------
     def generate(self, refs: Sequence[AudioRef], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:
         """One text per (clip, prompt) and the mask of usable clips (maeb.engine.generation)."""
-        return generation.generate(self, self._perturbed(refs), prompts, settings)
+        with self.model_threads():
+            return generation.generate(self, self._perturbed(refs), prompts, settings)
 
     def begin_task(self, context: str = "") -> None:
         """Start a new task record (counts, skips, touched keys) labelled `context`."""

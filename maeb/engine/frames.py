@@ -149,7 +149,8 @@ def frame_embeddings(emb: Embedder, refs: Sequence[AudioRef], task: str | None =
         found = emb.cached(unique, {k: ref.key for k, ref in unique.items()}, store.get_many)
         missing = [ref for k, ref in unique.items() if k not in found and ref.name not in emb.stats.skipped]
         if missing:
-            found.update(_compute(emb, store, missing))
+            with emb.model_threads():
+                found.update(_compute(emb, store, missing))
     finally:
         store.close()
     return [found.get(k) if k is not None else None for k in keys]

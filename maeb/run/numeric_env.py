@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -162,11 +164,25 @@ def _static() -> dict:
     }
 
 
-def evaluator_threads():
-    """A context in which numpy's, scipy's and scikit-learn's BLAS run EVALUATOR_BLAS_THREADS threads."""
-    from threadpoolctl import threadpool_limits
+@contextmanager
+def evaluator_threads(emb=None) -> Iterator[None]:
+    """A context in which numpy's, scipy's and scikit-learn's BLAS run EVALUATOR_BLAS_THREADS
+    threads; the embedder's model work inside it (emb.model_threads) runs at the counts the process
+    had before, as a Ray worker embedding the same clips does, so vectors do not depend on whether
+    they were computed before or during an evaluation."""
+    from threadpoolctl import ThreadpoolController
 
-    return threadpool_limits(EVALUATOR_BLAS_THREADS, user_api="blas")
+    controller = ThreadpoolController()
+    before = {lib["prefix"]: lib["num_threads"] for lib in controller.info() if lib["user_api"] == "blas"}
+    previous = emb.model_threads if emb is not None else None
+    with controller.limit(limits=EVALUATOR_BLAS_THREADS, user_api="blas"):
+        if emb is not None:
+            emb.model_threads = lambda: controller.limit(limits=before)
+        try:
+            yield
+        finally:
+            if emb is not None:
+                emb.model_threads = previous
 
 
 def numeric_env() -> dict:

@@ -212,7 +212,7 @@ def evaluate_task(
     The evaluator's BLAS runs numeric_env.EVALUATOR_BLAS_THREADS threads."""
     from .numeric_env import evaluator_threads
 
-    with evaluator_threads():
+    with evaluator_threads(emb):
         return _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, per_item)
 
 
