@@ -96,10 +96,14 @@ PARITY_PY := .venv-parity/bin/python
 parity-env: install-dev
 	bash scripts/parity_env.sh
 
-# every family x task, every metric compared (about 10 minutes on 2 cores); options through
-# PARITY_ARGS, e.g. make parity PARITY_ARGS="--keep --json parity.json --families clap"
+# every family x task, every metric compared (about 10 minutes on 2 cores), then the quick selection
+# again with both sides under two other CPUs' kernels (scripts/parity.py --imitate: torch, MKL,
+# CTranslate2 and OpenBLAS together; a cell that moves is judged by its measured band); options
+# through PARITY_ARGS, e.g. make parity PARITY_ARGS="--keep --json parity.json --families clap"
 parity: parity-env
 	$(PARITY_PY) scripts/parity.py $(PARITY_ARGS)
+	$(PARITY_PY) scripts/parity.py --quick --imitate avx2
+	$(PARITY_PY) scripts/parity.py --quick --imitate generic
 
 # the quick selection as a pytest (about 2 minutes), plus the resampler parity tests
 parity-quick: parity-env
