@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 
+from maeb.cli.commands import main
 from maeb.engine import cache as cache_module
 from maeb.run.runner import evaluate_task
 from maeb.spec.loader import load_task
@@ -123,3 +124,15 @@ def test_an_unwritable_cache_folder_without_the_models_file_is_one_line_naming_i
     line = one_error(rc, err)
     assert str(tmp_path / "cache" / "embeddings") in line and "--cache-dir" in line, line
     assert not result_file(tmp_path / "res").exists()
+
+
+def test_a_dry_run_counts_the_clips_of_a_read_only_cache(tmp_path, capsys):
+    """A WAL cache file, cleanly closed, in a read-only folder opens only as immutable: the dry run
+    read it as empty ("0 clips already cached")."""
+    args, _ = first_run(tmp_path, capsys)
+    with read_only(tmp_path / "cache" / "embeddings"):
+        capsys.readouterr()
+        rc = main([*args, "--dry-run", "--overwrite"])
+        out = "".join(capsys.readouterr())
+    assert rc == 0, out
+    assert "4 clips already cached" in out, out

@@ -368,14 +368,18 @@ def cached_tasks(root: Path | str, name: str, revision: str) -> dict[str, int]:
     """Clips cached per task for any configuration of a model, read without loading the model."""
     out: dict[str, int] = {}
     for path in sorted((Path(root) / "embeddings").glob("*.sqlite")):
+        # opened as a read-only cache is (a WAL file in a read-only folder opens only as immutable)
+        db = open_read_only(path)
+        if db is None:
+            continue
         try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             row = db.execute("SELECT value FROM meta WHERE key='identity'").fetchone()
             ident = json.loads(row[0]) if row else {}
             if ident.get("name") == name and str(ident.get("revision")) == str(revision):
                 for task, clips in db.execute("SELECT name, clips FROM tasks"):
                     out[task] = max(out.get(task, 0), clips)
-            db.close()
         except (sqlite3.Error, json.JSONDecodeError):
             continue
+        finally:
+            db.close()
     return out
