@@ -13,7 +13,6 @@ the counts; exits 1 when any case is not OK.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import io
@@ -23,67 +22,16 @@ import re
 import subprocess
 import sys
 import tempfile
-import traceback
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _probe_harness import ROOT, Verdict, cli, expect, no_traceback, one_line_error, registry
+from _probe_harness import main as run_cases
 
-CASES = []
+CASES, case = registry()
 SECRET_URL = "http://alice:hunter2pass@127.0.0.1:9/v1?access_token=SEKRET123&sig=S1GN&region=eu"
 SECRETS = ("hunter2pass", "SEKRET123", "S1GN", "alice")
-
-
-class Verdict(Exception):
-    """A case's finding other than OK."""
-
-    def __init__(self, kind: str, detail: str):
-        super().__init__(detail)
-        self.kind = kind
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
-
-
-def expect(condition: bool, kind: str, detail: str) -> None:
-    if not condition:
-        raise Verdict(kind, detail)
-
-
-def one_line_error(call, *needles: str, kind: str = "CONFUSING") -> str:
-    """call() must raise maeb's own error, in one line holding every needle."""
-    from maeb.core.errors import MaebError
-
-    try:
-        call()
-    except MaebError as exc:
-        text = str(exc)
-        expect("\n" not in text, kind, f"a multi-line error: {text[:120]!r}")
-        for needle in needles:
-            expect(needle in text, kind, f"{needle!r} not in {text[:200]!r}")
-        return text
-    except Exception as exc:  # a raw exception is what a user sees as a traceback
-        raise Verdict("TRACEBACK", f"{type(exc).__name__}: {str(exc)[:160]}") from exc
-    raise Verdict("WRONG", "accepted silently")
-
-
-PROBE_CACHE = Path(tempfile.mkdtemp(prefix="maeb-probe4-"))
-
-
-def maeb_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    # a cache folder of the probe's own: a dry run reads no one's cache and builds nothing there
-    full = {**os.environ, "MAEB_CACHE_DIR": str(PROBE_CACHE), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "maeb", *args], capture_output=True, text=True, env=full, cwd=cwd or ROOT, timeout=300
-    )
-
-
-def no_traceback(done: subprocess.CompletedProcess) -> None:
-    text = done.stdout + done.stderr
-    expect("Traceback (most recent call last)" not in text, "TRACEBACK", text.strip().splitlines()[-1][:160] if text else "")
+maeb_cli = cli("maeb-probe4-")
 
 
 # item 8: outside family records
@@ -481,8 +429,9 @@ def hub_404_not_retried():
 
 @case
 def readme_says_what_generated_hashes_protect():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    expect("### What the generated-audio check protects against" in text, "CONFUSING", "no README section")
+    # the README's sections moved to docs/ pages (tests/test_docs_site.py's README_SECTIONS): read the page
+    text = (ROOT / "docs" / "generative.md").read_text(encoding="utf-8")
+    expect("### What the generated-audio check protects against" in text, "CONFUSING", "no section in docs/generative.md")
     expect("does not protect against" in text, "CONFUSING", "the limit is not said")
 
 
@@ -677,29 +626,7 @@ def skipped_clips_with_identical_bytes():
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-k", default="", help="run only cases whose name holds this")
-    args = parser.parse_args()
-    counts: dict[str, int] = {}
-    for fn in CASES:
-        if args.k not in fn.__name__:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fn()
-            kind, detail = "OK", ""
-        except Verdict as found:
-            kind, detail = found.kind, str(found)
-        except Exception as exc:
-            kind, detail = "TRACEBACK", f"{type(exc).__name__}: {exc} @ {traceback.extract_tb(exc.__traceback__)[-1].lineno}"
-        counts[kind] = counts.get(kind, 0) + 1
-        print(f"{kind:10} {fn.__name__}" + (f": {detail}" if detail else ""), flush=True)
-    total = sum(counts.values())
-    print(
-        f"{total} cases: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("OK", "WRONG", "TRACEBACK", "CONFUSING", "SECURITY"))
-    )
-    return 0 if counts.get("OK", 0) == total else 1
+    return run_cases(CASES, __doc__ or "")
 
 
 if __name__ == "__main__":

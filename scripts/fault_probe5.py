@@ -11,7 +11,6 @@ the counts; exits 1 when any case is not OK.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -20,68 +19,16 @@ import stat
 import subprocess
 import sys
 import tempfile
-import traceback
-import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _probe_harness import ROOT, cli, expect, no_traceback, one_line_error, registry
+from _probe_harness import main as run_cases
 
-CASES = []
+CASES, case = registry()
 LITE = ROOT / "results" / "maeb-lite"
 MFCC = LITE / "maeb__mfcc-stats" / "1"
 MODEL = "openai/whisper-medium"  # a model of mteb's registry (tests/test_submit.py's)
-
-
-class Verdict(Exception):
-    """A case's finding other than OK."""
-
-    def __init__(self, kind: str, detail: str):
-        super().__init__(detail)
-        self.kind = kind
-
-
-def case(fn):
-    CASES.append(fn)
-    return fn
-
-
-def expect(condition: bool, kind: str, detail: str) -> None:
-    if not condition:
-        raise Verdict(kind, detail)
-
-
-def one_line_error(call, *needles: str, kind: str = "CONFUSING") -> str:
-    """call() must raise maeb's own error, in one line holding every needle."""
-    from maeb.core.errors import MaebError
-
-    try:
-        call()
-    except MaebError as exc:
-        text = str(exc)
-        expect("\n" not in text, kind, f"a multi-line error: {text[:120]!r}")
-        for needle in needles:
-            expect(needle in text, kind, f"{needle!r} not in {text[:200]!r}")
-        return text
-    except Exception as exc:
-        raise Verdict("TRACEBACK", f"{type(exc).__name__}: {str(exc)[:160]}") from exc
-    raise Verdict("WRONG", "accepted silently")
-
-
-PROBE_CACHE = Path(tempfile.mkdtemp(prefix="maeb-probe5-"))
-
-
-def maeb_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MAEB_CACHE_DIR": str(PROBE_CACHE)}
-    return subprocess.run(
-        [sys.executable, "-m", "maeb", *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd or ROOT, timeout=300
-    )
-
-
-def no_traceback(done: subprocess.CompletedProcess) -> str:
-    text = done.stdout + done.stderr
-    expect("Traceback (most recent call last)" not in text, "TRACEBACK", text.strip().splitlines()[-1][:160] if text else "")
-    return text
+maeb_cli = cli("maeb-probe5-")
 
 
 def finite(values: dict) -> bool:
@@ -625,29 +572,7 @@ def docs_regen_unknown_flag():
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-k", default="", help="run only cases whose name holds this")
-    args = parser.parse_args()
-    counts: dict[str, int] = {}
-    for fn in CASES:
-        if args.k not in fn.__name__:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fn()
-            kind, detail = "OK", ""
-        except Verdict as found:
-            kind, detail = found.kind, str(found)
-        except Exception as exc:
-            kind, detail = "TRACEBACK", f"{type(exc).__name__}: {exc} @ {traceback.extract_tb(exc.__traceback__)[-1].lineno}"
-        counts[kind] = counts.get(kind, 0) + 1
-        print(f"{kind:10} {fn.__name__}" + (f": {detail}" if detail else ""), flush=True)
-    total = sum(counts.values())
-    print(
-        f"{total} cases: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("OK", "WRONG", "TRACEBACK", "CONFUSING", "SECURITY"))
-    )
-    return 0 if counts.get("OK", 0) == total else 1
+    return run_cases(CASES, __doc__ or "")
 
 
 if __name__ == "__main__":

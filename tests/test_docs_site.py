@@ -144,18 +144,22 @@ def _script(name: str):
     return module
 
 
-def test_cli_reference_is_current():
-    """docs/reference/cli.md is what scripts/cli_reference.py renders from today's parser."""
-    module = _script("cli_reference")
-    page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
-    assert page == module.render(), "docs/reference/cli.md is stale: run `make regen` (scripts/regen_docs.py)"
+REGEN = _script("regen_docs")  # its PAGES: the one list of generated pages, the renderer and the test of each
 
 
-def test_options_reference_is_current():
-    """docs/reference/options.md is what scripts/cli_reference.py renders from today's RunOptions."""
-    module = _script("cli_reference")
-    page = (DOCS / "reference" / "options.md").read_text(encoding="utf-8")
-    assert page == module.render_options(), "docs/reference/options.md is stale: run `make regen` (scripts/regen_docs.py)"
+@pytest.mark.parametrize("page", [p for p, (_, test) in REGEN.PAGES.items() if test == "tests/test_docs_site.py"])
+def test_generated_page_is_current(page):
+    """A page scripts/regen_docs.py generates and names this file to check is what it renders today."""
+    render, _test = REGEN.PAGES[page]
+    assert (ROOT / page).read_text(encoding="utf-8") == render(), f"{page} is stale: run `make regen` (scripts/regen_docs.py)"
+
+
+@pytest.mark.parametrize("page", list(REGEN.PAGES))
+def test_every_generated_page_has_a_test_that_names_it(page):
+    """The test regen_docs.py names for a page exists and reads that page (by its path or, here, through PAGES)."""
+    test = REGEN.PAGES[page][1]
+    text = (ROOT / test).read_text(encoding="utf-8")
+    assert test == "tests/test_docs_site.py" or Path(page).name in text, f"{test} does not check {page}"
 
 
 def test_cli_reference_names_every_flag():

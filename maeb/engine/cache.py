@@ -113,6 +113,25 @@ class _OldSchema(sqlite3.DatabaseError):
     pass
 
 
+def _unwritable(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorname", "")
+    return code in ("SQLITE_CANTOPEN", "SQLITE_PERM") or code.startswith("SQLITE_READONLY")
+
+
+def open_read_only(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to a cache file of today's schema, or None. A WAL file in a folder
+    that cannot hold its -shm file opens only as immutable (no one writes there, so it is safe)."""
+    for mode in ("mode=ro", "immutable=1"):
+        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True, check_same_thread=False)
+        try:
+            if "chk" in {row[1] for row in db.execute("PRAGMA table_info(emb)")}:
+                return db
+        except sqlite3.Error:
+            pass
+        db.close()
+    return None
+
+
 def pid_alive(pid: int) -> bool:
     """Whether a process of this machine still runs (a claim or a temporary file may be its)."""
     try:
@@ -135,11 +154,22 @@ class EmbeddingCache:
         self.path = folder / f"{slug}-{self.id}.sqlite"
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
+        # a cache that exists but cannot be written (a shared, frozen cache on a read-only folder)
+        # is read; what it lacks is computed and kept for this run only (read_only says so)
+        self.read_only = False
+        self.dim: int | None = None
+        self._kept: dict[str, np.ndarray] = {}
+        self._kept_texts: dict[str, str] = {}
         try:
             folder.mkdir(parents=True, exist_ok=True)
             self._db = connect(self.path, self._setup)
         except sqlite3.Error as exc:
-            raise cache_failure(self.path, exc) from exc
+            db = open_read_only(self.path) if _unwritable(exc) and self.path.is_file() else None
+            if db is None:
+                raise cache_failure(self.path, exc) from exc
+            self._db, self.read_only = db, True
+            row = self._run(lambda db: db.execute("SELECT value FROM meta WHERE key='dim'").fetchone())
+            self.dim = int(row[0]) if row else None
         except OSError as exc:
             raise CacheError(f"cannot create the embedding cache under {folder} ({exc.strerror}); pass --cache-dir") from exc
 
@@ -158,7 +188,7 @@ class EmbeddingCache:
         db.execute("INSERT OR IGNORE INTO meta VALUES ('identity', ?)", (json.dumps(self.identity, sort_keys=True, default=str),))
         db.commit()
         row = db.execute("SELECT value FROM meta WHERE key='dim'").fetchone()
-        self.dim: int | None = int(row[0]) if row else None
+        self.dim = int(row[0]) if row else None
 
     def _run(self, fn):
         return locked_call(self._lock, self._db, self.path, fn)
@@ -182,7 +212,9 @@ class EmbeddingCache:
                     found[key] = np.frombuffer(blob, dtype=np.float32)
             return found
 
-        return self._run(read)
+        found = self._run(read)
+        found.update((k, self._kept[k]) for k in keys if k in self._kept and k not in found)
+        return found
 
     def put_many(self, items: Mapping[str, np.ndarray]) -> None:
         """Store vectors (float32, with a checksum) and release our claims on their keys; a vector
@@ -194,7 +226,8 @@ class EmbeddingCache:
             vec = np.ascontiguousarray(vec, dtype=np.float32).ravel()
             if self.dim is None:
                 self.dim = vec.size
-                self._run(lambda db: db.execute("INSERT OR REPLACE INTO meta VALUES ('dim', ?)", (str(self.dim),)))
+                if not self.read_only:
+                    self._run(lambda db: db.execute("INSERT OR REPLACE INTO meta VALUES ('dim', ?)", (str(self.dim),)))
             elif vec.size != self.dim:
                 raise ModelError(
                     f"model {self.identity.get('name')!r} returned a {vec.size}-d vector, but its cache "
@@ -202,6 +235,10 @@ class EmbeddingCache:
                 )
             blob = vec.tobytes()
             rows.append((key, blob, _checksum(key, blob)))
+            if self.read_only:
+                self._kept[key] = vec
+        if self.read_only:
+            return
 
         def write(db):
             db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?)", rows)
@@ -215,6 +252,8 @@ class EmbeddingCache:
         """Claim the keys no live run is embedding; returns (claimed by us, claimed by others)."""
         keys = list(dict.fromkeys(keys))
         now = time.time()
+        if self.read_only:  # no claims can be written: this run embeds what it lacks itself
+            return keys, []
 
         def work(db):
             mine, theirs = [], []
@@ -255,12 +294,16 @@ class EmbeddingCache:
 
     def refresh_claims(self) -> None:
         """Mark our claims as alive (a claim not refreshed for CLAIM_STALE_SECONDS is free again)."""
+        if self.read_only:
+            return
         self._run(lambda db: (db.execute("UPDATE claims SET time = ? WHERE owner = ?", (time.time(), self.owner)), db.commit()))
 
     def claimed_elsewhere(self, keys: Iterable[str]) -> set[str]:
         """Of these keys, those still claimed by another live run."""
         keys = list(keys)
         now = time.time()
+        if self.read_only:
+            return set()
 
         def read(db):
             out = set()
@@ -287,14 +330,21 @@ class EmbeddingCache:
                 found.update(db.execute(f"SELECT key, text FROM gen WHERE key IN ({marks})", chunk).fetchall())
             return found
 
-        return self._run(read)
+        found = self._run(read)
+        found.update((k, self._kept_texts[k]) for k in keys if k in self._kept_texts and k not in found)
+        return found
 
     def put_texts(self, items: Mapping[str, str]) -> None:
         """Store generations (predictions) by key."""
+        if self.read_only:
+            self._kept_texts.update(items)
+            return
         self._run(lambda db: (db.executemany("INSERT OR REPLACE INTO gen VALUES (?, ?)", list(items.items())), db.commit()))
 
     def record_task(self, name: str, clips: int) -> None:
         """Remember that a task's clips are all here, for dry runs that must not load the model."""
+        if self.read_only:
+            return
         self._run(
             lambda db: (db.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, datetime('now'))", (name, clips)), db.commit())
         )
@@ -306,7 +356,8 @@ class EmbeddingCache:
         """Release this run's claims and close the database."""
         with self._lock:
             try:
-                self._db.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
+                if not self.read_only:
+                    self._db.execute("DELETE FROM claims WHERE owner = ?", (self.owner,))
                 self._db.commit()
             except sqlite3.Error:
                 pass
@@ -317,14 +368,18 @@ def cached_tasks(root: Path | str, name: str, revision: str) -> dict[str, int]:
     """Clips cached per task for any configuration of a model, read without loading the model."""
     out: dict[str, int] = {}
     for path in sorted((Path(root) / "embeddings").glob("*.sqlite")):
+        # opened as a read-only cache is (a WAL file in a read-only folder opens only as immutable)
+        db = open_read_only(path)
+        if db is None:
+            continue
         try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             row = db.execute("SELECT value FROM meta WHERE key='identity'").fetchone()
             ident = json.loads(row[0]) if row else {}
             if ident.get("name") == name and str(ident.get("revision")) == str(revision):
                 for task, clips in db.execute("SELECT name, clips FROM tasks"):
                     out[task] = max(out.get(task, 0), clips)
-            db.close()
         except (sqlite3.Error, json.JSONDecodeError):
             continue
+        finally:
+            db.close()
     return out

@@ -637,6 +637,12 @@ def build_embedder(job: ResolvedRun, encoder, cache_dir: Path | None = None, dec
     # the family's declared packages join the key too (not only the wrapper's own `software` list)
     key = encoder_identity(vectors, encoder, policy, cfg.device, requirements(job.meta))
     cache = EmbeddingCache(cache_dir or cfg.cache_dir, key)
+    if cache.read_only:  # the run's scores are right; only its new vectors are not kept
+        job.ctx.logger.warning(
+            "embedding cache %s cannot be written (a read-only folder or file): its vectors are read, "
+            "the clips it lacks are embedded but not stored, so an interrupted run starts them again",
+            cache.path,
+        )
     return Embedder(
         job.meta,
         encoder,

@@ -113,7 +113,7 @@ def derive(spec, table: Table):
         by_label[value].append(i)
     kind = d["kind"]
     if kind == "pairs":
-        return _pairs(refs, labels, by_label, d, rng, spec.name)
+        return _pairs(refs, labels, by_label, d, rng, spec)
     if kind == "same_label":
         rows = list(range(len(refs)))
         if d.get("max_queries"):
@@ -147,7 +147,8 @@ def derive(spec, table: Table):
     return _rerank(refs, labels, by_label, table, d, rng, spec.name)
 
 
-def _pairs(refs, labels, by_label, d, rng, name) -> Table:
+def _pairs(refs, labels, by_label, d, rng, spec) -> Table:
+    name = spec.name
     n_pairs = d.get("n_pairs", 1000)
     n_pos = round(n_pairs * d.get("positive_fraction", 0.5))
     groups = [v for v, rows in by_label.items() if len(rows) > 1]
@@ -178,10 +179,12 @@ def _pairs(refs, labels, by_label, d, rng, name) -> Table:
         seen.add(key)
         pairs.append((i, j, int(positive)))
     rng.shuffle(pairs)
-    return Table(
-        {"audio1": [refs[i] for i, _, _ in pairs], "audio2": [refs[j] for _, j, _ in pairs], "label": [y for *_, y in pairs]},
-        name=f"{name} pairs",
-    )
+    # the pair evaluator reads data.label_column and the protocol's clip columns: name the built
+    # columns so (a [derive] label_column of its own, or data.label_column other than "label", failed)
+    first, second = spec.protocol.get("audio1_column", "audio1"), spec.protocol.get("audio2_column", "audio2")
+    columns = {first: [refs[i] for i, _, _ in pairs], second: [refs[j] for _, j, _ in pairs]}
+    columns[spec.data.label_column] = [y for *_, y in pairs]
+    return Table(columns, name=f"{name} pairs")
 
 
 def _rerank(refs, labels, by_label, table, d, rng, name) -> RetrievalData:
