@@ -259,7 +259,11 @@ def test_scores_fall_with_snr_and_mp3_at_128_kbps_costs_almost_nothing(lite, tmp
     scores = [{r.task: r.main_score for r in _run(lite, tmp_path, tasks, p).results} for p in ladder]
     for task in tasks:
         curve = [s[task] for s in scores]
-        assert all(a >= b for a, b in zip(curve, curve[1:])), (task, curve)  # ties allowed
+        # falling, up to one test clip's share (LiteSpokenDigits: 1/70): at 10 and 5 dB the probe's
+        # draws sit within a clip of each other, and which side one clip lands on moves with the
+        # vectors' last bits (BLAS threads: 47/70 vs 48/70 on this machine after embedding left the
+        # evaluator's one-thread limit)
+        assert all(a >= b - 1 / 70 - 1e-9 for a, b in zip(curve, curve[1:])), (task, curve)
         assert curve[0] - curve[-1] > 0.05, (task, curve)  # and 0 dB costs something real
     mp3 = {r.task: r.main_score for r in _run(lite, tmp_path, tasks, ["codec:format=mp3,bitrate=128"]).results}
     for task in tasks:
