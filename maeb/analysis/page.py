@@ -48,6 +48,8 @@ _CSS = (
     "table { border-collapse: separate; border-spacing: 0; font-size: 13px; }",
     "th, td { border-bottom: 1px solid #ddd; padding: 4px 6px; text-align: right; white-space: nowrap; }",
     "thead th { position: sticky; top: 0; background: #f4f4f4; cursor: pointer; z-index: 2; vertical-align: bottom; }",
+    # headers wrap (task type and task names at their capitals, <wbr>): long names no longer widen the table
+    "thead th { white-space: normal; }",
     # model names break after '/', '-' or '_' (<wbr>), within a word only when nothing else fits
     "th.model, td.model { position: sticky; left: 0; background: #fff; text-align: left; z-index: 1;"
     " white-space: normal; overflow-wrap: anywhere; min-width: 13rem; max-width: 20rem; }",
@@ -141,14 +143,13 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         head.append(f'<th title="{round(100 * u.level)}% interval of the rank over {u.draws} bootstrap draws">Rank interval</th>')
     head += ["<th>Mean (Task)</th>", "<th>Mean (TaskType)</th>", "<th>Tasks</th>"]
     head += [
-        f'<th class="ty" data-type="{html.escape(ty)}" title="mean of the {ty} tasks">{html.escape(ty)}</th>'
-        for ty in board.types
+        f'<th class="ty" data-type="{html.escape(ty)}" title="mean of the {ty} tasks">{_camel(ty)}</th>' for ty in board.types
     ]
     hidden = "" if show_tasks else " hidden"
     for t in board.tasks:
         head.append(
             f'<th class="task{hidden}" data-task="{html.escape(t.name)}" data-type="{html.escape(t.type)}" '
-            f'data-domains="{html.escape(" ".join(t.domains))}" title="{html.escape(facts[t.name])}">{html.escape(t.name)}'
+            f'data-domains="{html.escape(" ".join(t.domains))}" title="{html.escape(facts[t.name])}">{_camel(t.name)}'
             + (
                 f' <span class="flat" title="{html.escape("not separating models: " + flat[t.name])}">{FLAT_MARK}</span>'
                 if t.name in flat
@@ -239,6 +240,11 @@ def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], 
 def _breakable(name: str) -> str:
     """A model name (escaped) that may break after '/', '-' and '_': 'LCO-Embedding/' then 'LCO-Embedding-Omni-7B'."""
     return re.sub(r"([/_-])", r"\1<wbr>", html.escape(name))
+
+
+def _camel(name: str) -> str:
+    """A task or type name (escaped) that may break before each capital after a small letter: Audio<wbr>Clustering."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "<wbr>", html.escape(name))
 
 
 def _select(name: str, label: str, options: Iterable[str], first: str = "all") -> str:
