@@ -267,3 +267,32 @@ def test_published_models_page_in_chromium(tmp_path):
     board, _ = load_board([PUBLISHED])
     assert len(board.rows) >= 36
     check_page(page, [r.model for r in board.rows], len(board.tasks), tmp_path)
+
+
+def test_score_vs_compute_from_score_and_seconds(tmp_path, monkeypatch):
+    """Issue 37 item 6's view, against maeb.analysis.compute.score_and_seconds(results) (per model and task: score,
+    embed_seconds, eval_seconds); a stub stands in for it until that module is on main."""
+    import types
+
+    from maeb.analysis import figures
+    from maeb.analysis.leaderboard import Board, Row, TaskInfo
+    from maeb.analysis.page import to_html
+
+    spent = {("org/fast", "T1"): 2.0, ("org/fast", "T2"): 3.0, ("org/slow", "T1"): 200.0, ("org/slow", "T2"): 300.0}
+    records = [{"model": m, "task": t, "score": 0.5, "embed_seconds": s, "eval_seconds": 1.0} for (m, t), s in spent.items()]
+    stub = types.ModuleType("maeb.analysis.compute")
+    stub.score_and_seconds = lambda results: records  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "maeb.analysis.compute", stub)
+    tasks = [TaskInfo("T1", "AudioClassification"), TaskInfo("T2", "AudioClassification"), TaskInfo("T3", "AudioClustering")]
+    scores = {"org/fast": (0.4, 0.6, 0.9), "org/slow": (0.8, 1.0, None), "org/none": (0.1, 0.2, 0.3)}
+    rows = [Row(m, ["1"], rank=i, tasks=dict(zip(["T1", "T2", "T3"], v))) for i, (m, v) in enumerate(scores.items(), 1)]
+    board = Board(None, tasks, rows)
+    fig = figures.score_vs_compute(board, [tmp_path])
+    assert fig is not None and fig.name == "score_vs_compute"
+    figures.write([fig], tmp_path / "out", ["svg"])
+    text = svg_texts(tmp_path / "out" / "score_vs_compute.svg")
+    assert "fast" in text and "slow" in text and "not shown, no embedding seconds recorded: org/none" in text
+    assert "embedding seconds over the 2 tasks" in text  # T3 lacks seconds: nobody is charged for it
+    assert '<figure id="fig-score_vs_compute">' in to_html(board, results=[tmp_path])
+    stub.score_and_seconds = lambda results: []  # type: ignore[attr-defined]
+    assert figures.score_vs_compute(board, [tmp_path]) is None

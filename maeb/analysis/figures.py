@@ -244,6 +244,51 @@ def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figur
     return Figure(f"score_vs_{attr}", f"Score against {what.lower()}.", fig)
 
 
+def _field(record, name: str):
+    """A record's field, whether compute.score_and_seconds gives mappings or dataclasses."""
+    return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+
+
+def score_vs_compute(board: Board, results: Iterable[Path]) -> Figure | None:
+    """Mean score against embedding seconds (log scale), per model, over the tasks every plotted model has both
+    for (maeb.analysis.compute.score_and_seconds): a model is never charged for tasks another skipped. Models
+    without recorded seconds are named above the axes. None when no model has them."""
+    try:
+        from .compute import score_and_seconds  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None  # a maeb without per-task seconds in its results
+    seconds: dict[str, dict[str, float]] = {}
+    for rec in score_and_seconds(list(results)):
+        spent = _field(rec, "embed_seconds")
+        if spent is not None and spent > 0:
+            seconds.setdefault(str(_field(rec, "model")), {})[str(_field(rec, "task"))] = float(spent)
+    rows = {r.model: r for r in board.rows}
+    known = [m for m in rows if seconds.get(m)]
+    common = [t.name for t in board.tasks if all(t.name in seconds[m] and rows[m].tasks.get(t.name) is not None for m in known)]
+    if not known or not common:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
+    points = []
+    for m in known:
+        x = sum(seconds[m][t] for t in common)
+        y = 100 * float(np.mean([rows[m].tasks[t] for t in common]))
+        ax.plot(x, y, "o", color="black", ms=4)
+        points.append((x, y, _name(m.split("/")[-1])))
+    ax.set_xscale("log")
+    _place_labels(ax, points)
+    ax.set_xlabel(f"embedding seconds over the {len(common)} tasks (log scale)")
+    ax.set_ylabel(f"mean score over the same {len(common)} tasks (%)")
+    lacking = [_name(m) for m in rows if m not in known]
+    if lacking:
+        note = f"not shown, no embedding seconds recorded: {', '.join(lacking)}"
+        ax.set_title(
+            textwrap.fill(note, 110, break_on_hyphens=False, break_long_words=False), fontsize=6.5, color=GREY, loc="left"
+        )
+    caption = "Score against compute: mean score and embedding seconds over the tasks every plotted model has both for."
+    return Figure("score_vs_compute", caption, fig)
+
+
 def correlation(board: Board) -> Figure | None:
     """Spearman's rho between every two tasks over the models that completed both (the selector's
     task_correlations); a pair with fewer than 3 such models is hatched and marked n/a. None under 2 tasks."""
@@ -347,6 +392,7 @@ def figures(board: Board, cards: dict[str, Card], results: Iterable[Path]) -> tu
         fig = scatter(board, cards, attr, what)
         out.append(fig) if fig else skipped.append(f"score_vs_{attr}: no model records its {what.lower()}")
     for fig, why in (
+        (score_vs_compute(board, results), "score_vs_compute: no result records its embedding seconds"),
         (correlation(board), "task_correlation: fewer than 2 tasks"),
         (robustness(robust_files(results)), "robustness: no robust.json (python -m maeb robust) under the results"),
         (duration_curves(results), "durations: no result run with --duration-buckets"),
