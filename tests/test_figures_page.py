@@ -296,3 +296,28 @@ def test_score_vs_compute_from_score_and_seconds(tmp_path, monkeypatch):
     assert '<figure id="fig-score_vs_compute">' in to_html(board, results=[tmp_path])
     stub.score_and_seconds = lambda results: []  # type: ignore[attr-defined]
     assert figures.score_vs_compute(board, [tmp_path]) is None
+
+
+def test_line_figures_align_steps_and_leave_gaps_for_missing(tmp_path):
+    """A run without a step (an empty duration bucket) is drawn with a gap there, its other points on their own
+    labels (they slid left onto the wrong buckets before), and the clips behind each bucket are printed under it."""
+    from maeb.analysis import figures
+
+    for model, buckets in (("org/a", ["<1 s", "1-2 s", ">=2 s"]), ("org/b", ["1-2 s", ">=2 s"])):
+        rows = [{"bucket": b, "score": 0.5 + 0.1 * i, "items": 4 + i} for i, b in enumerate(buckets)]
+        entry = {"duration_buckets": {"metric": "accuracy", "edges": [1.0, 2.0], "rows": rows}}
+        payload = {
+            "task_name": "T",
+            "maeb": {"identity": {"encoder": {"name": model}}, "evaluation": {"test": {"default": entry}}},
+        }
+        folder = tmp_path / model.replace("/", "__") / "1"
+        folder.mkdir(parents=True)
+        (folder / "T.json").write_text(json.dumps(payload))
+    fig = figures.duration_curves([tmp_path])
+    assert fig is not None
+    ax = fig.figure.axes[0]
+    a, b = (list(line.get_ydata()) for line in ax.lines)
+    assert [round(v) for v in a] == [50, 60, 70]
+    assert str(b[0]) == "nan" and [round(v) for v in b[1:]] == [50, 60]  # org/b's 1-2 s sits on 1-2 s
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["<1 s\nn=4", "1-2 s\nn=4–5", ">=2 s\nn=5–6"]

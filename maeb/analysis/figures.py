@@ -323,30 +323,45 @@ def correlation(board: Board) -> Figure | None:
     )
 
 
-def _line_figure(name: str, caption: str, panels: dict[str, dict[str, tuple[list[str], list[float]]]], ylabel: str):
-    """One panel per key of `panels`, each a line per run (label -> (x labels, scores)); a legend outside."""
+def _line_figure(
+    name: str,
+    caption: str,
+    panels: dict[str, dict[str, tuple[list[str], list[float | None]]]],
+    ylabel: str,
+    counts: dict[str, dict[str, set[int]]] | None = None,
+):
+    """One panel per key of `panels`, each a line per run (label -> (x labels, scores)); a legend outside. A
+    panel's x axis is the union of its runs' steps (in order), so a run lacking a step (an empty duration
+    bucket) leaves a gap there instead of sliding its later points onto the wrong labels; a missing score is
+    a gap, never zero. counts: panel -> step -> the item counts behind it, written under the step's label."""
     plt = pyplot()
     fig, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(3.2 * len(panels) + 2.5, 3.4), layout="constrained")
     handles: dict[str, object] = {}
     styles = {label: i for i, label in enumerate(dict.fromkeys(k for p in panels.values() for k in p))}
     for ax, (title, runs) in zip(axes[0], panels.items()):
-        for label, (steps, scores) in runs.items():
+        steps = list(dict.fromkeys(step for run_steps, _ in runs.values() for step in run_steps))
+        for label, (run_steps, scores) in runs.items():
             i = styles[label]
+            ys = [np.nan] * len(steps)
+            for step, score in zip(run_steps, scores):
+                ys[steps.index(step)] = np.nan if score is None else 100 * score
             (line,) = ax.plot(
-                range(len(steps)),
-                [100 * s for s in scores],
-                LINES[i % len(LINES)],
-                marker=MARKERS[i % len(MARKERS)],
-                color="black",
-                ms=4,
-                lw=1,
+                range(len(steps)), ys, LINES[i % len(LINES)], marker=MARKERS[i % len(MARKERS)], color="black", ms=4, lw=1
             )
             handles.setdefault(label, line)
-            ax.set_xticks(range(len(steps)), steps, rotation=45, ha="right")
+        n = (counts or {}).get(title, {})
+        ticks = [step + (f"\nn={_span(n[step])}" if n.get(step) else "") for step in steps]
+        ax.set_xticks(range(len(steps)), ticks, rotation=45 if len(steps) > 3 else 0, ha="right" if len(steps) > 3 else "center")
+        ax.set_xlim(-0.5, len(steps) - 0.5)
         ax.set_title(_label(title, 30), fontsize=8)
         ax.set_ylabel(ylabel)
     fig.legend(handles.values(), [_name(k) for k in handles], loc="outside right center", fontsize=6.5, frameon=False)
     return Figure(name, caption, fig)
+
+
+def _span(values: set[int]) -> str:
+    """'11' or '9–11': the item counts of one step over the runs."""
+    return str(min(values)) if len(values) == 1 else f"{min(values)}–{max(values)}"
 
 
 def robust_files(results: Iterable[Path]) -> list[Path]:
@@ -356,7 +371,7 @@ def robust_files(results: Iterable[Path]) -> list[Path]:
 
 def robustness(paths: list[Path]) -> Figure | None:
     """Degradation curves from robust.json: a panel per perturbation ladder, a line per model."""
-    panels: dict[str, dict[str, tuple[list[str], list[float]]]] = {}
+    panels: dict[str, dict[str, tuple[list[str], list[float | None]]]] = {}
     for path in paths:
         try:  # the whole shape is read inside the try: a wrong shape is one line naming the file, not a traceback
             for c in json.loads(path.read_text(encoding="utf-8"))["curves"]:
@@ -372,15 +387,20 @@ def duration_curves(results: Iterable[Path]) -> Figure | None:
     """Score per clip-duration bucket, from results run with --duration-buckets: a panel per task, a line per run."""
     from .durations import collect
 
-    panels: dict[str, dict[str, tuple[list[str], list[float]]]] = {}
+    panels: dict[str, dict[str, tuple[list[str], list[float | None]]]] = {}
+    counts: dict[str, dict[str, set[int]]] = {}
     for root in results:
         if Path(root).is_dir():
             for task, runs in collect(Path(root)).items():
                 for run, rows in runs.items():
-                    panels.setdefault(task, {})[run] = ([r["bucket"] for r in rows], [r["score"] for r in rows])
+                    panels.setdefault(task, {})[run] = ([r["bucket"] for r in rows], [r.get("score") for r in rows])
+                    for r in rows:  # a bucket of few clips gives a jumpy score: its size is printed under it
+                        if isinstance(r.get("items"), int):
+                            counts.setdefault(task, {}).setdefault(r["bucket"], set()).add(r["items"])
     if not panels:
         return None
-    return _line_figure("durations", "Score per clip-duration bucket.", panels, "score (%)")
+    caption = "Score per clip-duration bucket (n: clips in the bucket; a gap: a bucket without a score)."
+    return _line_figure("durations", caption, panels, "score (%)", counts)
 
 
 def figures(board: Board, cards: dict[str, Card], results: Iterable[Path]) -> tuple[list[Figure], list[str]]:
