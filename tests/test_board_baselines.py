@@ -68,3 +68,26 @@ def test_page_has_unranked_chance_and_majority_rows_and_the_flags(tmp_path):
     assert "background: hsl" not in foot  # no score shading: a reference does not read as a model
     assert 'id="separation"' in page and '<span class="flat" title="not separating models: every model' in page
     assert 'id="clustering-chance"' in page and "not a floor" in page
+
+
+def test_page_tells_a_first_reader_what_each_part_is(tmp_path, monkeypatch):
+    """Issue 34 item 2's reading aids, each asserted: the colour scale's legend, where a cell comes from, a task's
+    description on hover, why a blank mean is blank (where it is), why a higher mean can rank lower, the row
+    filters, the model card's fields, and no per-model chart (67 models must not make a wall of charts)."""
+    from maeb.analysis import page as page_module
+
+    monkeypatch.setattr(page_module, "_figures", lambda *args: '<p id="figures">figures</p>')
+    b = board(tmp_path)
+    b.rows[1].mean_task = None
+    b.rows[1].tasks["Good"] = None
+    text = to_html(b, "columns")
+    assert '<span class="scale"' in text and "Cell shade: score" in text
+    assert 'title="o/a on Top: 97.0; maeb run Top.json"' in text  # provenance: a maeb run's result file
+    assert 'title="Top (AudioClassification; domains: none recorded; main score: unknown)"' in text
+    assert "no mean: o/b lacks 1 task of this mean (Good)" in text  # said where the blank is
+    assert "a model with a higher mean can rank below one with a lower mean" in text
+    for select in ("f-bench", "f-type", "f-domain", "f-model", "f-modality", "f-size", "f-license", "f-open", "f-search"):
+        assert f'id="{select}"' in text, select
+    for field in ("Parameters", "Embedding dimension", "Licence", "Reference", "Revision", "Protocol", "Open weights"):
+        assert f"['{field}'" in text, field
+    assert "<svg" not in text.split('<p id="figures">')[0]  # no chart in the table: one set of figures for all models
