@@ -321,3 +321,23 @@ def test_line_figures_align_steps_and_leave_gaps_for_missing(tmp_path):
     assert str(b[0]) == "nan" and [round(v) for v in b[1:]] == [50, 60]  # org/b's 1-2 s sits on 1-2 s
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert labels == ["<1 s\nn=4", "1-2 s\nn=4–5", ">=2 s\nn=5–6"]
+
+
+def test_scatter_within_a_decade_reads_plain_numbers_and_whole_ranks():
+    """Two models of 96 and 160 dimensions on two tasks (real runs of mfcc-stats and speech-embedding): the axis
+    showed only 10^2 (every other label hidden) and fractional ranks (0.96, 0.98, 1.00) before."""
+    from maeb.analysis import figures
+    from maeb.analysis.cards import Card
+    from maeb.analysis.leaderboard import Board, Row, TaskInfo
+
+    tasks = [TaskInfo("T1", "AudioClassification"), TaskInfo("T2", "AudioClassification")]
+    rows = [Row("o/a", ["1"], rank=1, tasks={"T1": 0.6, "T2": 0.7}), Row("o/b", ["1"], rank=1, tasks={"T1": 0.7, "T2": 0.6})]
+    cards = {"o/a": Card("o/a", ["1"], embed_dim=96), "o/b": Card("o/b", ["1"], embed_dim=160)}
+    fig = figures.scatter(Board(None, tasks, rows), cards, "embed_dim", "Embedding dimension")
+    assert fig is not None
+    ax = fig.figure.axes[0]
+    fig.figure.canvas.draw()
+    xs = {t.get_text() for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True)} - {""}
+    assert {"100", "120", "150"} <= xs, xs
+    ys = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert ys and all(y.lstrip("−-").isdigit() for y in ys), ys

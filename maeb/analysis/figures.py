@@ -206,6 +206,19 @@ def _place_labels(ax, points: list[tuple[float, float, str]]) -> None:
             note.remove()
 
 
+def _log_ticks(ax, xs: list[float]) -> None:
+    """Minor tick labels on a log axis only where the points span under a decade: across several decades
+    2x10^6, 3x10^6 ... run into each other, within one they are the only numbers the axis shows."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    if max(xs) >= 10 * min(xs):
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:  # plain numbers (96, 120, 160), not 1.2x10^2
+        plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(plain)
+
+
 def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figure | None:
     """Score against a card's number (n_parameters or embed_dim), log scale. The score is the mean over the tasks
     every plotted model completed (no model is judged on tasks another lacks) when they are at least a quarter of
@@ -229,11 +242,12 @@ def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figur
         ax.plot(getattr(cards[m], attr), y, "o", color="black", mfc="white" if cards[m].baseline else "black", ms=4)
     ax.set_xscale("log")
     if rank:
-        ax.invert_yaxis()
-    _place_labels(ax, [(getattr(cards[m], attr), y, _name(m.split("/")[-1])) for m, y in ys.items()])
-    from matplotlib.ticker import NullFormatter
+        from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^6, 3x10^6 ... labels run into each other
+        ax.set_ylim(len(board.rows) + 0.5, 0.5)  # ranks are whole numbers from 1 (best, on top) to the board's size
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    _place_labels(ax, [(getattr(cards[m], attr), y, _name(m.split("/")[-1])) for m, y in ys.items()])
+    _log_ticks(ax, [getattr(cards[m], attr) for m in ys])
     ax.set_xlabel(what + " (log scale)")
     ax.set_ylabel(label)
     lacking = [_name(r.model) for r in board.rows if r.model not in known]
@@ -276,6 +290,7 @@ def score_vs_compute(board: Board, results: Iterable[Path]) -> Figure | None:
         ax.plot(x, y, "o", color="black", ms=4)
         points.append((x, y, _name(m.split("/")[-1])))
     ax.set_xscale("log")
+    _log_ticks(ax, [x for x, _, _ in points])
     _place_labels(ax, points)
     ax.set_xlabel(f"embedding seconds over the {len(common)} tasks (log scale)")
     ax.set_ylabel(f"mean score over the same {len(common)} tasks (%)")
