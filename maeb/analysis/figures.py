@@ -206,17 +206,30 @@ def _place_labels(ax, points: list[tuple[float, float, str]]) -> None:
             note.remove()
 
 
+def _compact(v: float) -> str:
+    """A tick number as a reader says it: 96, 1.5k, 20M, 7B."""
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if v >= size:
+            return f"{v / size:g}{unit}"
+    return f"{v:g}"
+
+
 def _log_ticks(ax, xs: list[float]) -> None:
-    """Minor tick labels on a log axis only where the points span under a decade: across several decades
-    2x10^6, 3x10^6 ... run into each other, within one they are the only numbers the axis shows."""
+    """Tick labels on a log axis in plain numbers (20M, not 2x10^7): every tick where the points span under a
+    decade (else the axis showed one number), 1, 2 and 5 of each decade up to three decades, the decades only
+    beyond (2x10^6, 3x10^6 ... run into each other)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    if max(xs) >= 10 * min(xs):
+    decades = np.log10(max(xs) / min(xs))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _compact(v)))
+    if decades >= 3:
         ax.xaxis.set_minor_formatter(NullFormatter())
-    else:  # plain numbers (96, 120, 160), not 1.2x10^2
-        plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
-        ax.xaxis.set_major_formatter(plain)
-        ax.xaxis.set_minor_formatter(plain)
+        return
+    ax.tick_params(axis="x", which="both", length=3)  # labelled minor ticks on the major ticks' line
+    keep = {1, 2, 5} if decades >= 1 else set(range(1, 10))
+    ax.xaxis.set_minor_formatter(
+        FuncFormatter(lambda v, _: _compact(v) if round(v / 10 ** np.floor(np.log10(v))) in keep else "")
+    )
 
 
 def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figure | None:
