@@ -91,3 +91,12 @@ def test_page_tells_a_first_reader_what_each_part_is(tmp_path, monkeypatch):
     for field in ("Parameters", "Embedding dimension", "Licence", "Reference", "Revision", "Protocol", "Open weights"):
         assert f"['{field}'" in text, field
     assert "<svg" not in text.split('<p id="figures">')[0]  # no chart in the table: one set of figures for all models
+
+
+def test_json_results_file_records_levels_and_flags(tmp_path):
+    from maeb.analysis.report import to_json
+
+    tasks = {t["name"]: t for t in to_json(board(tmp_path))["tasks"]}
+    assert tasks["Floor"]["chance"] == 0.5 and tasks["Floor"]["majority"] == 0.6
+    assert tasks["Floor"]["not_separating"].startswith("every model at most 5 points above")
+    assert tasks["Good"]["not_separating"] is None

@@ -99,7 +99,12 @@ def to_csv_by_task(board: Board) -> str:
 
 def to_json(board: Board) -> dict:
     """The leaderboard's JSON results file: tasks, per-model ranks, means and scores (6 places), the
-    uncertainty where computed; `generated` is the time of writing in UTC."""
+    uncertainty where computed; `generated` is the time of writing in UTC. A task's chance and majority
+    levels (None where its results record none) and why it separates no models (None where it does)."""
+    from .baselines import board_baselines
+
+    base = board_baselines(board)
+    flat = _flat(board, base)
     return {
         "benchmark": board.benchmark,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -114,6 +119,9 @@ def to_json(board: Board) -> dict:
                 "languages": list(t.languages),
                 "family": t.family,
                 "main_score": t.main_score,
+                "chance": _num(base[t.name][0]) if t.name in base else None,
+                "majority": _num(base[t.name][1]) if t.name in base else None,
+                "not_separating": flat.get(t.name),
             }
             for t in board.tasks
         ],
