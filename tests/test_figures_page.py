@@ -341,3 +341,7 @@ def test_scatter_within_a_decade_reads_plain_numbers_and_whole_ranks():
     assert {"100", "120", "150"} <= xs, xs
     ys = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert ys and all(y.lstrip("−-").isdigit() for y in ys), ys
+    forest = figures.borda_forest(Board(None, tasks, rows)).figure
+    forest.canvas.draw()
+    xs = [t.get_text() for t in forest.axes[0].get_xticklabels() if t.get_text()]
+    assert xs and all(x.lstrip("−-").isdigit() for x in xs), xs

@@ -147,6 +147,11 @@ def borda_forest(board: Board) -> Figure:
     ax.set_yticks(ys, [_name(r.model) for r in rows])
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("Borda rank (1 = best)")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(
+        MaxNLocator(integer=True, min_n_ticks=1)
+    )  # ranks are whole numbers (two models read 0.75, 1.25 ...)
     ax.set_xlim(0.5, max([r.rank for r in rows] + ([max(u.rank_high.values())] if u and u.rank_high else [])) + 0.5)
     ax.grid(axis="y", visible=False)
     how = (
@@ -258,7 +263,7 @@ def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figur
         from matplotlib.ticker import MaxNLocator
 
         ax.set_ylim(len(board.rows) + 0.5, 0.5)  # ranks are whole numbers from 1 (best, on top) to the board's size
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     _place_labels(ax, [(getattr(cards[m], attr), y, _name(m.split("/")[-1])) for m, y in ys.items()])
     _log_ticks(ax, [getattr(cards[m], attr) for m in ys])
     ax.set_xlabel(what + " (log scale)")
