@@ -149,9 +149,8 @@ def borda_forest(board: Board) -> Figure:
     ax.set_xlabel("Borda rank (1 = best)")
     from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_major_locator(
-        MaxNLocator(integer=True, min_n_ticks=1)
-    )  # ranks are whole numbers (two models read 0.75, 1.25 ...)
+    # ranks are whole numbers (two tied models read 0.75, 1.25 ... before)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_xlim(0.5, max([r.rank for r in rows] + ([max(u.rank_high.values())] if u and u.rank_high else [])) + 0.5)
     ax.grid(axis="y", visible=False)
     how = (
