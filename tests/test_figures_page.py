@@ -267,3 +267,81 @@ def test_published_models_page_in_chromium(tmp_path):
     board, _ = load_board([PUBLISHED])
     assert len(board.rows) >= 36
     check_page(page, [r.model for r in board.rows], len(board.tasks), tmp_path)
+
+
+def test_score_vs_compute_from_score_and_seconds(tmp_path, monkeypatch):
+    """Issue 37 item 6's view, against maeb.analysis.compute.score_and_seconds(results) (per model and task: score,
+    embed_seconds, eval_seconds); a stub stands in for it until that module is on main."""
+    import types
+
+    from maeb.analysis import figures
+    from maeb.analysis.leaderboard import Board, Row, TaskInfo
+    from maeb.analysis.page import to_html
+
+    spent = {("org/fast", "T1"): 2.0, ("org/fast", "T2"): 3.0, ("org/slow", "T1"): 200.0, ("org/slow", "T2"): 300.0}
+    records = [{"model": m, "task": t, "score": 0.5, "embed_seconds": s, "eval_seconds": 1.0} for (m, t), s in spent.items()]
+    stub = types.ModuleType("maeb.analysis.compute")
+    stub.score_and_seconds = lambda results: records  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "maeb.analysis.compute", stub)
+    tasks = [TaskInfo("T1", "AudioClassification"), TaskInfo("T2", "AudioClassification"), TaskInfo("T3", "AudioClustering")]
+    scores = {"org/fast": (0.4, 0.6, 0.9), "org/slow": (0.8, 1.0, None), "org/none": (0.1, 0.2, 0.3)}
+    rows = [Row(m, ["1"], rank=i, tasks=dict(zip(["T1", "T2", "T3"], v))) for i, (m, v) in enumerate(scores.items(), 1)]
+    board = Board(None, tasks, rows)
+    fig = figures.score_vs_compute(board, [tmp_path])
+    assert fig is not None and fig.name == "score_vs_compute"
+    figures.write([fig], tmp_path / "out", ["svg"])
+    text = svg_texts(tmp_path / "out" / "score_vs_compute.svg")
+    assert "fast" in text and "slow" in text and "not shown, no embedding seconds recorded: org/none" in text
+    assert "embedding seconds over the 2 tasks" in text  # T3 lacks seconds: nobody is charged for it
+    assert '<figure id="fig-score_vs_compute">' in to_html(board, results=[tmp_path])
+    stub.score_and_seconds = lambda results: []  # type: ignore[attr-defined]
+    assert figures.score_vs_compute(board, [tmp_path]) is None
+
+
+def test_line_figures_align_steps_and_leave_gaps_for_missing(tmp_path):
+    """A run without a step (an empty duration bucket) is drawn with a gap there, its other points on their own
+    labels (they slid left onto the wrong buckets before), and the clips behind each bucket are printed under it."""
+    from maeb.analysis import figures
+
+    for model, buckets in (("org/a", ["<1 s", "1-2 s", ">=2 s"]), ("org/b", ["1-2 s", ">=2 s"])):
+        rows = [{"bucket": b, "score": 0.5 + 0.1 * i, "items": 4 + i} for i, b in enumerate(buckets)]
+        entry = {"duration_buckets": {"metric": "accuracy", "edges": [1.0, 2.0], "rows": rows}}
+        payload = {
+            "task_name": "T",
+            "maeb": {"identity": {"encoder": {"name": model}}, "evaluation": {"test": {"default": entry}}},
+        }
+        folder = tmp_path / model.replace("/", "__") / "1"
+        folder.mkdir(parents=True)
+        (folder / "T.json").write_text(json.dumps(payload))
+    fig = figures.duration_curves([tmp_path])
+    assert fig is not None
+    ax = fig.figure.axes[0]
+    a, b = (list(line.get_ydata()) for line in ax.lines)
+    assert [round(v) for v in a] == [50, 60, 70]
+    assert str(b[0]) == "nan" and [round(v) for v in b[1:]] == [50, 60]  # org/b's 1-2 s sits on 1-2 s
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["<1 s\nn=4", "1-2 s\nn=4–5", ">=2 s\nn=5–6"]
+
+
+def test_scatter_within_a_decade_reads_plain_numbers_and_whole_ranks():
+    """Two models of 96 and 160 dimensions on two tasks (real runs of mfcc-stats and speech-embedding): the axis
+    showed only 10^2 (every other label hidden) and fractional ranks (0.96, 0.98, 1.00) before."""
+    from maeb.analysis import figures
+    from maeb.analysis.cards import Card
+    from maeb.analysis.leaderboard import Board, Row, TaskInfo
+
+    tasks = [TaskInfo("T1", "AudioClassification"), TaskInfo("T2", "AudioClassification")]
+    rows = [Row("o/a", ["1"], rank=1, tasks={"T1": 0.6, "T2": 0.7}), Row("o/b", ["1"], rank=1, tasks={"T1": 0.7, "T2": 0.6})]
+    cards = {"o/a": Card("o/a", ["1"], embed_dim=96), "o/b": Card("o/b", ["1"], embed_dim=160)}
+    fig = figures.scatter(Board(None, tasks, rows), cards, "embed_dim", "Embedding dimension")
+    assert fig is not None
+    ax = fig.figure.axes[0]
+    fig.figure.canvas.draw()
+    xs = {t.get_text() for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True)} - {""}
+    assert {"100", "120", "150"} <= xs, xs
+    ys = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert ys and all(y.lstrip("−-").isdigit() for y in ys), ys
+    forest = figures.borda_forest(Board(None, tasks, rows)).figure
+    forest.canvas.draw()
+    xs = [t.get_text() for t in forest.axes[0].get_xticklabels() if t.get_text()]
+    assert xs and all(x.lstrip("−-").isdigit() for x in xs), xs

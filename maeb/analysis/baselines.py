@@ -190,3 +190,44 @@ def board_baselines(board) -> dict[str, tuple[float, float]]:
         except (OSError, ValueError, KeyError, TypeError):
             continue  # an older result, or another split's: no baseline shown
     return out
+
+
+# A task separates no models when all of its models sit together at the top, at chance, or on one
+# score: its ranks are then decided by noise. Points on the 0-100 scale of the board. The top needs a
+# spread too: 90 against 99 is ten times the errors, while 94-97 for every model (issue 37's
+# LiteSoundReranking) tells little.
+CEILING_POINTS = 10.0  # every model within this of 100 ...
+CEILING_SPREAD = 5.0  # ... and best and worst less than this apart
+CHANCE_POINTS = 5.0  # every model at most this above the higher of chance and majority
+SPREAD_POINTS = 2.0  # best and worst model less than this apart, wherever they sit
+SEPARATION_RULE = (
+    f"a task with two or more models separates none when every model scores within {CEILING_POINTS:g} points of 100 "
+    f"with best and worst under {CEILING_SPREAD:g} points apart, or every model at most {CHANCE_POINTS:g} points above "
+    f"the higher of its chance and majority levels, or its best and worst model are under {SPREAD_POINTS:g} points apart"
+)
+
+CLUSTERING_CHANCE = (
+    "Chance for clustering is the v-measure of uniformly random cluster ids (as many clusters as classes). On a small "
+    "task random ids share information with the classes by accident, so it can be high (and a model can score below "
+    "it): a reference, not a floor."
+)
+
+
+def not_separating(board, base: dict[str, tuple[float, float]] | None = None) -> dict[str, str]:
+    """Task -> why it separates no models (SEPARATION_RULE), for each such task of the board. base: the
+    task baselines (board_baselines) when already read; tasks scored lower-is-better are left out."""
+    base = board_baselines(board) if base is None else base
+    out = {}
+    for t in board.tasks:
+        scores = [100 * r.tasks[t.name] for r in board.rows if r.tasks.get(t.name) is not None]
+        if len(scores) < 2 or t.lower_is_better:
+            continue
+        low, high = min(scores), max(scores)
+        floor = 100 * max(base[t.name]) if t.name in base else None
+        if low >= 100 - CEILING_POINTS and high - low < CEILING_SPREAD:
+            out[t.name] = f"every model within {CEILING_POINTS:g} points of 100 ({low:.1f}–{high:.1f})"
+        elif floor is not None and high <= floor + CHANCE_POINTS:
+            out[t.name] = f"every model at most {CHANCE_POINTS:g} points above chance/majority {floor:.1f} ({low:.1f}–{high:.1f})"
+        elif high - low < SPREAD_POINTS:
+            out[t.name] = f"best and worst model {high - low:.1f} points apart ({low:.1f}–{high:.1f})"
+    return out

@@ -147,6 +147,10 @@ def borda_forest(board: Board) -> Figure:
     ax.set_yticks(ys, [_name(r.model) for r in rows])
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel("Borda rank (1 = best)")
+    from matplotlib.ticker import MaxNLocator
+
+    # ranks are whole numbers (two tied models read 0.75, 1.25 ... before)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_xlim(0.5, max([r.rank for r in rows] + ([max(u.rank_high.values())] if u and u.rank_high else [])) + 0.5)
     ax.grid(axis="y", visible=False)
     how = (
@@ -206,6 +210,32 @@ def _place_labels(ax, points: list[tuple[float, float, str]]) -> None:
             note.remove()
 
 
+def _compact(v: float) -> str:
+    """A tick number as a reader says it: 96, 1.5k, 20M, 7B."""
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if v >= size:
+            return f"{v / size:g}{unit}"
+    return f"{v:g}"
+
+
+def _log_ticks(ax, xs: list[float]) -> None:
+    """Tick labels on a log axis in plain numbers (20M, not 2x10^7): every tick where the points span under a
+    decade (else the axis showed one number), 1, 2 and 5 of each decade up to three decades, the decades only
+    beyond (2x10^6, 3x10^6 ... run into each other)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    decades = np.log10(max(xs) / min(xs))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _compact(v)))
+    if decades >= 3:
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        return
+    ax.tick_params(axis="x", which="both", length=3)  # labelled minor ticks on the major ticks' line
+    keep = {1, 2, 5} if decades >= 1 else set(range(1, 10))
+    ax.xaxis.set_minor_formatter(
+        FuncFormatter(lambda v, _: _compact(v) if round(v / 10 ** np.floor(np.log10(v))) in keep else "")
+    )
+
+
 def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figure | None:
     """Score against a card's number (n_parameters or embed_dim), log scale. The score is the mean over the tasks
     every plotted model completed (no model is judged on tasks another lacks) when they are at least a quarter of
@@ -229,11 +259,12 @@ def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figur
         ax.plot(getattr(cards[m], attr), y, "o", color="black", mfc="white" if cards[m].baseline else "black", ms=4)
     ax.set_xscale("log")
     if rank:
-        ax.invert_yaxis()
-    _place_labels(ax, [(getattr(cards[m], attr), y, _name(m.split("/")[-1])) for m, y in ys.items()])
-    from matplotlib.ticker import NullFormatter
+        from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^6, 3x10^6 ... labels run into each other
+        ax.set_ylim(len(board.rows) + 0.5, 0.5)  # ranks are whole numbers from 1 (best, on top) to the board's size
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    _place_labels(ax, [(getattr(cards[m], attr), y, _name(m.split("/")[-1])) for m, y in ys.items()])
+    _log_ticks(ax, [getattr(cards[m], attr) for m in ys])
     ax.set_xlabel(what + " (log scale)")
     ax.set_ylabel(label)
     lacking = [_name(r.model) for r in board.rows if r.model not in known]
@@ -242,6 +273,52 @@ def scatter(board: Board, cards: dict[str, Card], attr: str, what: str) -> Figur
         wrapped = textwrap.fill(note, 110, break_on_hyphens=False, break_long_words=False)
         ax.set_title(wrapped, fontsize=6.5, color=GREY, loc="left")
     return Figure(f"score_vs_{attr}", f"Score against {what.lower()}.", fig)
+
+
+def _field(record, name: str):
+    """A record's field, whether compute.score_and_seconds gives mappings or dataclasses."""
+    return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
+
+
+def score_vs_compute(board: Board, results: Iterable[Path]) -> Figure | None:
+    """Mean score against embedding seconds (log scale), per model, over the tasks every plotted model has both
+    for (maeb.analysis.compute.score_and_seconds): a model is never charged for tasks another skipped. Models
+    without recorded seconds are named above the axes. None when no model has them."""
+    try:
+        from .compute import score_and_seconds  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None  # a maeb without per-task seconds in its results
+    seconds: dict[str, dict[str, float]] = {}
+    for rec in score_and_seconds(list(results)):
+        spent = _field(rec, "embed_seconds")
+        if spent is not None and spent > 0:
+            seconds.setdefault(str(_field(rec, "model")), {})[str(_field(rec, "task"))] = float(spent)
+    rows = {r.model: r for r in board.rows}
+    known = [m for m in rows if seconds.get(m)]
+    common = [t.name for t in board.tasks if all(t.name in seconds[m] and rows[m].tasks.get(t.name) is not None for m in known)]
+    if not known or not common:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.5), layout="constrained")
+    points = []
+    for m in known:
+        x = sum(seconds[m][t] for t in common)
+        y = 100 * float(np.mean([rows[m].tasks[t] for t in common]))
+        ax.plot(x, y, "o", color="black", ms=4)
+        points.append((x, y, _name(m.split("/")[-1])))
+    ax.set_xscale("log")
+    _log_ticks(ax, [x for x, _, _ in points])
+    _place_labels(ax, points)
+    ax.set_xlabel(f"embedding seconds over the {len(common)} tasks (log scale)")
+    ax.set_ylabel(f"mean score over the same {len(common)} tasks (%)")
+    lacking = [_name(m) for m in rows if m not in known]
+    if lacking:
+        note = f"not shown, no embedding seconds recorded: {', '.join(lacking)}"
+        ax.set_title(
+            textwrap.fill(note, 110, break_on_hyphens=False, break_long_words=False), fontsize=6.5, color=GREY, loc="left"
+        )
+    caption = "Score against compute: mean score and embedding seconds over the tasks every plotted model has both for."
+    return Figure("score_vs_compute", caption, fig)
 
 
 def correlation(board: Board) -> Figure | None:
@@ -278,30 +355,45 @@ def correlation(board: Board) -> Figure | None:
     )
 
 
-def _line_figure(name: str, caption: str, panels: dict[str, dict[str, tuple[list[str], list[float]]]], ylabel: str):
-    """One panel per key of `panels`, each a line per run (label -> (x labels, scores)); a legend outside."""
+def _line_figure(
+    name: str,
+    caption: str,
+    panels: dict[str, dict[str, tuple[list[str], list[float | None]]]],
+    ylabel: str,
+    counts: dict[str, dict[str, set[int]]] | None = None,
+):
+    """One panel per key of `panels`, each a line per run (label -> (x labels, scores)); a legend outside. A
+    panel's x axis is the union of its runs' steps (in order), so a run lacking a step (an empty duration
+    bucket) leaves a gap there instead of sliding its later points onto the wrong labels; a missing score is
+    a gap, never zero. counts: panel -> step -> the item counts behind it, written under the step's label."""
     plt = pyplot()
     fig, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(3.2 * len(panels) + 2.5, 3.4), layout="constrained")
     handles: dict[str, object] = {}
     styles = {label: i for i, label in enumerate(dict.fromkeys(k for p in panels.values() for k in p))}
     for ax, (title, runs) in zip(axes[0], panels.items()):
-        for label, (steps, scores) in runs.items():
+        steps = list(dict.fromkeys(step for run_steps, _ in runs.values() for step in run_steps))
+        for label, (run_steps, scores) in runs.items():
             i = styles[label]
+            ys = [np.nan] * len(steps)
+            for step, score in zip(run_steps, scores):
+                ys[steps.index(step)] = np.nan if score is None else 100 * score
             (line,) = ax.plot(
-                range(len(steps)),
-                [100 * s for s in scores],
-                LINES[i % len(LINES)],
-                marker=MARKERS[i % len(MARKERS)],
-                color="black",
-                ms=4,
-                lw=1,
+                range(len(steps)), ys, LINES[i % len(LINES)], marker=MARKERS[i % len(MARKERS)], color="black", ms=4, lw=1
             )
             handles.setdefault(label, line)
-            ax.set_xticks(range(len(steps)), steps, rotation=45, ha="right")
+        n = (counts or {}).get(title, {})
+        ticks = [step + (f"\nn={_span(n[step])}" if n.get(step) else "") for step in steps]
+        ax.set_xticks(range(len(steps)), ticks, rotation=45 if len(steps) > 3 else 0, ha="right" if len(steps) > 3 else "center")
+        ax.set_xlim(-0.5, len(steps) - 0.5)
         ax.set_title(_label(title, 30), fontsize=8)
         ax.set_ylabel(ylabel)
     fig.legend(handles.values(), [_name(k) for k in handles], loc="outside right center", fontsize=6.5, frameon=False)
     return Figure(name, caption, fig)
+
+
+def _span(values: set[int]) -> str:
+    """'11' or '9–11': the item counts of one step over the runs."""
+    return str(min(values)) if len(values) == 1 else f"{min(values)}–{max(values)}"
 
 
 def robust_files(results: Iterable[Path]) -> list[Path]:
@@ -311,7 +403,7 @@ def robust_files(results: Iterable[Path]) -> list[Path]:
 
 def robustness(paths: list[Path]) -> Figure | None:
     """Degradation curves from robust.json: a panel per perturbation ladder, a line per model."""
-    panels: dict[str, dict[str, tuple[list[str], list[float]]]] = {}
+    panels: dict[str, dict[str, tuple[list[str], list[float | None]]]] = {}
     for path in paths:
         try:  # the whole shape is read inside the try: a wrong shape is one line naming the file, not a traceback
             for c in json.loads(path.read_text(encoding="utf-8"))["curves"]:
@@ -327,15 +419,20 @@ def duration_curves(results: Iterable[Path]) -> Figure | None:
     """Score per clip-duration bucket, from results run with --duration-buckets: a panel per task, a line per run."""
     from .durations import collect
 
-    panels: dict[str, dict[str, tuple[list[str], list[float]]]] = {}
+    panels: dict[str, dict[str, tuple[list[str], list[float | None]]]] = {}
+    counts: dict[str, dict[str, set[int]]] = {}
     for root in results:
         if Path(root).is_dir():
             for task, runs in collect(Path(root)).items():
                 for run, rows in runs.items():
-                    panels.setdefault(task, {})[run] = ([r["bucket"] for r in rows], [r["score"] for r in rows])
+                    panels.setdefault(task, {})[run] = ([r["bucket"] for r in rows], [r.get("score") for r in rows])
+                    for r in rows:  # a bucket of few clips gives a jumpy score: its size is printed under it
+                        if isinstance(r.get("items"), int):
+                            counts.setdefault(task, {}).setdefault(r["bucket"], set()).add(r["items"])
     if not panels:
         return None
-    return _line_figure("durations", "Score per clip-duration bucket.", panels, "score (%)")
+    caption = "Score per clip-duration bucket (n: clips in the bucket; a gap: a bucket without a score)."
+    return _line_figure("durations", caption, panels, "score (%)", counts)
 
 
 def figures(board: Board, cards: dict[str, Card], results: Iterable[Path]) -> tuple[list[Figure], list[str]]:
@@ -347,6 +444,7 @@ def figures(board: Board, cards: dict[str, Card], results: Iterable[Path]) -> tu
         fig = scatter(board, cards, attr, what)
         out.append(fig) if fig else skipped.append(f"score_vs_{attr}: no model records its {what.lower()}")
     for fig, why in (
+        (score_vs_compute(board, results), "score_vs_compute: no result records its embedding seconds"),
         (correlation(board), "task_correlation: fewer than 2 tasks"),
         (robustness(robust_files(results)), "robustness: no robust.json (python -m maeb robust) under the results"),
         (duration_curves(results), "durations: no result run with --duration-buckets"),

@@ -19,7 +19,11 @@ from pathlib import Path
 from .cards import Card, cards, provenance
 from .leaderboard import Board
 from .report import (
+    FLAT_MARK,
+    _clustering_note,
     _experiment_note,
+    _flat,
+    _flat_note,
     _leak_note,
     _leak_span,
     _task_pct,
@@ -44,6 +48,8 @@ _CSS = (
     "table { border-collapse: separate; border-spacing: 0; font-size: 13px; }",
     "th, td { border-bottom: 1px solid #ddd; padding: 4px 6px; text-align: right; white-space: nowrap; }",
     "thead th { position: sticky; top: 0; background: #f4f4f4; cursor: pointer; z-index: 2; vertical-align: bottom; }",
+    # headers wrap (task type and task names at their capitals, <wbr>): long names no longer widen the table
+    "thead th { white-space: normal; }",
     # model names break after '/', '-' or '_' (<wbr>), within a word only when nothing else fits
     "th.model, td.model { position: sticky; left: 0; background: #fff; text-align: left; z-index: 1;"
     " white-space: normal; overflow-wrap: anywhere; min-width: 13rem; max-width: 20rem; }",
@@ -51,6 +57,10 @@ _CSS = (
     "thead th.model { z-index: 3; background: #f4f4f4; }",
     "tbody tr { cursor: pointer; } tbody tr:hover td { outline: 1px solid #999; }",
     "tr.baseline td.model::after { content: ' baseline'; font-size: 11px; color: #555; }",
+    # chance and majority: under the models, grey and italic, no score shading, never sorted among them
+    "tfoot td { background: #f1f1f1; color: #444; font-style: italic; border-top: 1px dashed #888; }",
+    "tfoot td.model { background: #f1f1f1; } tfoot tr { cursor: default; }",
+    "span.flat { color: #a33; cursor: help; }",
     "abbr.blank { color: #555; text-decoration: underline dotted; cursor: help; }",
     ".legend { display: flex; align-items: center; gap: 6px; font-size: 12px; flex-wrap: wrap; }",
     ".scale { width: 160px; height: 12px; border: 1px solid #999; }",
@@ -125,7 +135,7 @@ def _mean_cell(row, value: float | None, names: list[str], attrs: str = "") -> s
     return f'<td{attrs} data-v="{value}"{_colour(value)}>{pct(value)}</td>'
 
 
-def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], show_tasks: bool) -> str:
+def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], show_tasks: bool, base: dict, flat: dict) -> str:
     u = board.uncertainty
     type_tasks = {ty: [t.name for t in board.tasks if t.type == ty] for ty in board.types}
     head = ['<th class="rank" title="Borda rank: see Ranks below">Rank</th>', '<th class="model">Model</th>']
@@ -133,14 +143,19 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         head.append(f'<th title="{round(100 * u.level)}% interval of the rank over {u.draws} bootstrap draws">Rank interval</th>')
     head += ["<th>Mean (Task)</th>", "<th>Mean (TaskType)</th>", "<th>Tasks</th>"]
     head += [
-        f'<th class="ty" data-type="{html.escape(ty)}" title="mean of the {ty} tasks">{html.escape(ty)}</th>'
-        for ty in board.types
+        f'<th class="ty" data-type="{html.escape(ty)}" title="mean of the {ty} tasks">{_camel(ty)}</th>' for ty in board.types
     ]
     hidden = "" if show_tasks else " hidden"
     for t in board.tasks:
         head.append(
             f'<th class="task{hidden}" data-task="{html.escape(t.name)}" data-type="{html.escape(t.type)}" '
-            f'data-domains="{html.escape(" ".join(t.domains))}" title="{html.escape(facts[t.name])}">{html.escape(t.name)}</th>'
+            f'data-domains="{html.escape(" ".join(t.domains))}" title="{html.escape(facts[t.name])}">{_camel(t.name)}'
+            + (
+                f' <span class="flat" title="{html.escape("not separating models: " + flat[t.name])}">{FLAT_MARK}</span>'
+                if t.name in flat
+                else ""
+            )
+            + "</th>"
         )
     body = []
     for r in board.rows:
@@ -176,15 +191,60 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
                 f'{_colour(v, t.lower_is_better)} title="{html.escape(where)}">{text}</td>'
             )
         body.append(f"<tr {tr}{cls}>{''.join(cells)}</tr>")
+    foot = _reference_rows(board, base, type_tasks, hidden, u is not None)
     return (
         f'<div class="tablebox" id="tablebox"><table id="leaderboard"><thead><tr>{"".join(head)}</tr></thead>\n'
-        f"<tbody>{''.join(body)}</tbody></table></div>"
+        f"<tbody>{''.join(body)}</tbody>{foot}</table></div>"
     )
+
+
+REFERENCES = (
+    ("Chance", "random predictions (random labels, scores, cluster ids or orders), mean of seeded draws"),
+    ("Majority", "always the most frequent class (retrieval: the most often relevant documents first)"),
+)
+
+
+def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], hidden: str, interval: bool) -> str:
+    """The chance and majority levels of each task (maeb.analysis.baselines) as rows under the models, in the
+    table's foot: not ranked, in no model's mean, never sorted among the models. Their own means are
+    shown where every task of the mean has a level."""
+    if not base:
+        return ""
+
+    def level(names: list[str], i: int) -> float | None:
+        values = [base[t][i] for t in names if t in base]
+        return sum(values) / len(values) if names and len(values) == len(names) else None
+
+    def mean(value: float | None, attrs: str = "") -> str:
+        return f'<td{attrs} data-v="">{"–" if value is None else pct(value)}</td>'
+
+    rows = []
+    all_tasks = [t.name for t in board.tasks]
+    for i, (name, what) in enumerate(REFERENCES):
+        why = f"{name}: {what}; a reference, not a model: not ranked and in no mean"
+        cells = ['<td title="not ranked">–</td>', f'<td class="model" title="{html.escape(why)}">{name}</td>']
+        cells += ["<td></td>"] if interval else []
+        types = [level(type_tasks[ty], i) for ty in board.types]
+        known = [v for v in types if v is not None]
+        by_type = sum(known) / len(known) if known and len(known) == len(types) else None
+        cells += [mean(level(all_tasks, i)), mean(by_type)]
+        cells.append(f"<td>{sum(t in base for t in all_tasks)}/{len(all_tasks)}</td>")
+        cells += [mean(v, f' class="ty" data-type="{html.escape(ty)}"') for ty, v in zip(board.types, types)]
+        for t in board.tasks:
+            v = base.get(t.name, (None, None))[i]
+            cells.append(f'<td class="task{hidden}" data-task="{html.escape(t.name)}">{"–" if v is None else pct(v)}</td>')
+        rows.append(f'<tr class="reference">{"".join(cells)}</tr>')
+    return f"<tfoot>{''.join(rows)}</tfoot>"
 
 
 def _breakable(name: str) -> str:
     """A model name (escaped) that may break after '/', '-' and '_': 'LCO-Embedding/' then 'LCO-Embedding-Omni-7B'."""
     return re.sub(r"([/_-])", r"\1<wbr>", html.escape(name))
+
+
+def _camel(name: str) -> str:
+    """A task or type name (escaped) that may break before each capital after a small letter: Audio<wbr>Clustering."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "<wbr>", html.escape(name))
 
 
 def _select(name: str, label: str, options: Iterable[str], first: str = "all") -> str:
@@ -361,15 +421,26 @@ def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
         if blanks
         else ""
     )
+    from .baselines import board_baselines
+
+    base = board_baselines(board)
+    refs = "; grey rows under the models: chance and majority levels (not ranked, in no mean)" if base else ""
     legend = (
         '<div class="legend"><span>Cell shade: score</span><span>0</span>'
         '<span class="scale" style="background: linear-gradient(to right, hsl(212,70%,97%), hsl(212,70%,55%))"></span>'
         "<span>100</span><span>– no result; n/a: a mean lacks a task (hover); hover a cell for where its score comes from;"
-        " click a row for the model's card</span></div>"
+        f" click a row for the model's card{refs}</span></div>"
     )
+    flat = _flat(board, base)
     notes = [
         (i, n)
-        for i, n in (("experiments", _experiment_note(board)), ("leaks", _leak_note(board)), ("ties", _tie_note(board)))
+        for i, n in (
+            ("experiments", _experiment_note(board)),
+            ("leaks", _leak_note(board)),
+            ("ties", _tie_note(board)),
+            ("separation", _flat_note(flat)),
+            ("clustering-chance", _clustering_note(board, base)),
+        )
         if n
     ]
     if board.missing_tasks:
@@ -379,7 +450,7 @@ def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
 Filters choose what is shown; ranks and means are those of the whole board.</p>
 {_filters(board, model_cards, benches, show_tasks)}
 {legend}
-{_table(board, model_cards, facts, show_tasks)}
+{_table(board, model_cards, facts, show_tasks, base, flat)}
 {"".join(f'<p id="{i}">{html.escape(n)}</p>' for i, n in notes)}
 {f'<p id="uncertainty">Uncertainty: {html.escape(board.uncertainty.summary())}.</p>' if board.uncertainty else ""}
 {_tasks_table(board) if per_task == "rows" else ""}

@@ -99,7 +99,12 @@ def to_csv_by_task(board: Board) -> str:
 
 def to_json(board: Board) -> dict:
     """The leaderboard's JSON results file: tasks, per-model ranks, means and scores (6 places), the
-    uncertainty where computed; `generated` is the time of writing in UTC."""
+    uncertainty where computed; `generated` is the time of writing in UTC. A task's chance and majority
+    levels (None where its results record none) and why it separates no models (None where it does)."""
+    from .baselines import board_baselines
+
+    base = board_baselines(board)
+    flat = _flat(board, base)
     return {
         "benchmark": board.benchmark,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -114,6 +119,9 @@ def to_json(board: Board) -> dict:
                 "languages": list(t.languages),
                 "family": t.family,
                 "main_score": t.main_score,
+                "chance": _num(base[t.name][0]) if t.name in base else None,
+                "majority": _num(base[t.name][1]) if t.name in base else None,
+                "not_separating": flat.get(t.name),
             }
             for t in board.tasks
         ],
@@ -156,6 +164,7 @@ def _rank_columns(board: Board, row) -> list[str]:
 
 LEAK_MARK = "†"  # a dagger: results scored with clips shared by the training and evaluation splits
 TIE_MARK = "‡"  # a double dagger: a score that moves with the order of tied items (maeb.ties)
+FLAT_MARK = "≈"  # after a task's name: its models are not separated (maeb.analysis.baselines.not_separating)
 
 
 def _tie(row, task: str | None = None) -> str:
@@ -210,7 +219,8 @@ def to_markdown(board: Board, per_task=None) -> str:
     groups = sorted({g for r in board.rows for g in r.groups})
     head += [g.title() for g in groups] + [d.title() for d in board.domains]
     tasks = [t.name for t in board.tasks] if orientation == "columns" else []
-    head += tasks
+    flat = _flat(board) if tasks else {}
+    head += [t + (f" {FLAT_MARK}" if t in flat else "") for t in tasks]
     if board.uncertainty is not None:
         head[2:2] = ["Rank interval", "Group"]
     rows = []
@@ -232,7 +242,7 @@ def to_markdown(board: Board, per_task=None) -> str:
     if board.uncertainty is not None:
         title += f" Uncertainty: {board.uncertainty.summary()}."
     text = title + "\n\n" + "\n".join(lines) + "\n"
-    for note in (_experiment_note(board), _leak_note(board), _tie_note(board)):
+    for note in (_experiment_note(board), _leak_note(board), _tie_note(board), _flat_note(flat)):
         if note:
             text += "\n" + note + "\n"
     if orientation == "rows":
@@ -244,9 +254,11 @@ def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models."""
     from .baselines import board_baselines
 
+    base = board_baselines(board)
+    flat = _flat(board, base)
     rows = [
         [
-            t.name,
+            t.name + (f" {FLAT_MARK}" if t.name in flat else ""),
             t.type,
             *(
                 (_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") + _tie(r, t.name)
@@ -256,12 +268,44 @@ def to_markdown_by_task(board: Board) -> str:
         for t in board.tasks
     ]
     head = ["Task", "Type", *_short_names(board)]
-    base = board_baselines(board)
     if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
         head += ["Chance", "Majority"]
         for row, t in zip(rows, board.tasks):
             row += [pct(v) for v in base[t.name]] if t.name in base else ["–", "–"]
-    return "\n".join(markdown_table(head, rows)) + "\n"
+    notes = [n for n in (_flat_note(flat), _clustering_note(board, base)) if n]
+    return "\n".join(markdown_table(head, rows)) + "\n" + "".join("\n" + n + "\n" for n in notes)
+
+
+def _flat(board: Board, base: dict | None = None) -> dict[str, str]:
+    """Task -> why its models are not separated (maeb.analysis.baselines.not_separating)."""
+    from .baselines import not_separating
+
+    return not_separating(board, base)
+
+
+def _flat_note(flat: dict[str, str]) -> str:
+    """The line under a board that names its tasks that separate no models, with the rule and each reason."""
+    from .baselines import SEPARATION_RULE
+
+    if not flat:
+        return ""
+    named = "; ".join(f"{t}: {why}" for t, why in flat.items())
+    return f"{FLAT_MARK} not separating models ({SEPARATION_RULE}): {named}."
+
+
+def _clustering_note(board: Board, base: dict) -> str:
+    """What a clustering task's chance level means, under a board that shows one (it is no floor)."""
+    from .baselines import CLUSTERING_CHANCE
+
+    tasks = [t.name for t in board.tasks if t.type == "AudioClustering" and t.name in base]
+    if not tasks:
+        return ""
+    below = [
+        f"{t} (chance {pct(base[t][0])}, above {count(n, 'model')})"
+        for t in tasks
+        if (n := sum(r.tasks.get(t) is not None and r.tasks[t] < base[t][0] for r in board.rows))
+    ]
+    return CLUSTERING_CHANCE + (f" Here: {'; '.join(below)}." if below else "")
 
 
 def _leak_span(row, task: str | None = None) -> str:
