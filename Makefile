@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all docs-env docs docs-serve regen quick-check
+.PHONY: install install-dev debian lite test test-fast lint bench clean parity-env parity parity-quick hub-check hub-check-all docs-env docs docs-serve regen quick-check test-heavy test-all
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -35,15 +35,25 @@ lite: install debian
 	@echo "make lite: open runs/maeb-lite/leaderboard.html in a browser (the page to explore, figures inline);"
 	@echo "           figures for a paper (PDF, PNG): runs/maeb-lite/figures/"
 
-# the unit and real-data tests in .venv, then the end-to-end parity tests in the oracle environment
+# what CI runs on a fresh clone (about 15 minutes on 2 cores): lint, types, the suite in .venv without
+# the tests marked heavy, then the end-to-end parity tests in the oracle environment
 test: install-dev debian parity-env
 	$(PY) -m ruff check maeb tests scripts
 	$(PY) -m mypy maeb
-	$(PY) -m pytest -q --durations=12
+	$(PY) -m pytest -q -m "not heavy" --durations=12
 	$(PARITY_PY) -m pytest -q tests/parity
 
+# the tests marked heavy (about 20 minutes on 2 cores): MAEB-lite and MMAG-lite orderings from whole
+# runs of the offline models, the real recordings of ../shared/data, Ray's failure drills and its
+# equality on Whisper; run before a release and after touching encoders, the runner or Ray
+test-heavy: install-dev debian
+	$(PY) -m pytest -q -m heavy --durations=12
+
+# everything: `make test`, then the heavy tests
+test-all: test test-heavy
+
 # the development loop (after make install-dev): the suite without the tests marked slow (over about
-# 15 s each: real models, real data, Ray, MAEB-lite runs); `make test` runs them all
+# 15 s each: real models, real data, Ray, MAEB-lite runs)
 test-fast:
 	$(PY) -m pytest -q -m "not slow" --durations=12
 

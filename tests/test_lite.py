@@ -73,6 +73,7 @@ def test_benchmark_covers_types_and_domains():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # five models on the whole of MAEB-lite: about 4 minutes (make lite runs the same)
 @pytest.mark.skipif(not OFFLINE, reason="the offline-models extra is not installed")
 def test_tasks_separate_models_as_their_training_predicts(lite_dir, tmp_path, monkeypatch):
     out = tmp_path / "results"

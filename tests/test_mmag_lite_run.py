@@ -18,6 +18,7 @@ SYSTEMS = ("mmag-oracle", "mmag-resynth", "mmag-noise")
 
 pytestmark = [
     pytest.mark.slow,  # the module's runs take about 80 s to set up
+    pytest.mark.heavy,
     pytest.mark.skipif(
         not all(shutil.which(t) for t in ("espeak-ng", "flite", "fluidsynth")), reason="needs Debian's synthesizers (make debian)"
     ),

