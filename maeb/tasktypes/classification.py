@@ -16,6 +16,7 @@ from sklearn.metrics import accuracy_score, average_precision_score, f1_score, p
 from sklearn.model_selection import KFold
 
 from ..core.errors import DataError
+from ..metrics import perclass
 from . import Evaluation, Param, keep_valid
 from .probe import linear_probe, probe_of
 
@@ -157,15 +158,17 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         for train_idx, _ in folds:
             chosen, idxs = undersample(y[train_idx], idxs, p["samples_per_label"], p["seed"])
             draws.append(chosen)
-        results = []
+        results, blocks = [], []
+        classes = sorted(set(y.tolist()), key=str)
         correct = np.zeros(len(y))
         for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
             pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
             results.append(label_metrics(y[test_idx], pred))
+            blocks.append(perclass.single_label(y[test_idx], pred, classes))
             correct[test_idx] = pred == y[test_idx]
         # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
         emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
-        return Evaluation(mean_scores(results))
+        return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)})
 
     train = data[spec.data.train_split]
     train.require([audio, label], "train split")
@@ -186,15 +189,17 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         train = train.where([i not in bad for i in range(len(train))])
     balance_notice(emb, y_train, y_test, p, f"{spec.data.train_split} split")
     position = {row: j for j, row in enumerate(union)}
-    results = []
+    results, blocks = [], []
+    classes = sorted(set(y_train.tolist()) | set(y_test.tolist()), key=str)
     correct = np.zeros(len(y_test))
     for chosen in emb.progress(draws, "experiments"):
         rows = [position[i] for i in chosen]
         pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
         results.append(label_metrics(y_test, pred))
+        blocks.append(perclass.single_label(y_test, pred, classes))
         correct += (pred == y_test) / len(draws)
     emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
-    return Evaluation(mean_scores(results))
+    return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)})
 
 
 def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> None:

@@ -1,0 +1,100 @@
+"""Per-class results (maeb.metrics.perclass) against scikit-learn's classification_report and
+confusion_matrix computed independently from the same predictions, their place in a run's score
+entries, and score against compute seconds (maeb.analysis.compute)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, classification_report, confusion_matrix, f1_score
+
+from maeb.metrics import perclass
+
+
+def test_single_label_block_equals_sklearn_report_and_matrix():
+    rng = np.random.default_rng(3)
+    y_true = rng.choice(["cat", "dog", "owl", "bee"], 200)
+    y_pred = np.where(rng.random(200) < 0.6, y_true, rng.choice(["cat", "dog", "owl"], 200))
+    y_pred = np.where(y_pred == "bee", "owl", y_pred)  # never predicts bee
+    block = perclass.single_label(y_true, y_pred)
+    report = classification_report(y_true, y_pred, output_dict=True, zero_division=0)
+    assert block["labels"] == ["bee", "cat", "dog", "owl"]
+    for i, label in enumerate(block["labels"]):
+        for ours, theirs in (("precision", "precision"), ("recall", "recall"), ("f1", "f1-score"), ("support", "support")):
+            assert block[ours][i] == pytest.approx(report[label][theirs])
+    assert block["confusion_matrix"] == confusion_matrix(y_true, y_pred, labels=block["labels"]).tolist()
+    assert block["precision"][0] == 0.0  # a class never predicted scores 0, as mteb's macro averages count it
+
+
+def test_experiments_average_element_by_element_and_large_tasks_drop_the_matrix():
+    a = perclass.single_label([0, 0, 1, 1], [0, 1, 1, 1], [0, 1])
+    b = perclass.single_label([0, 0, 1, 1], [0, 0, 1, 0], [0, 1])
+    mean = perclass.mean_blocks([a, b])
+    assert mean["confusion_matrix"] == [[1.5, 0.5], [0.5, 1.5]] and mean["experiments"] == 2
+    assert mean["f1"] == pytest.approx([(a["f1"][k] + b["f1"][k]) / 2 for k in range(2)])
+    many = perclass.mean_blocks([perclass.single_label(list(range(60)), list(range(60)))])
+    assert many["confusion_matrix"] is None and "60 classes" in many["confusion_omitted"] and len(many["f1"]) == 60
+
+
+def test_multilabel_block_equals_sklearn_per_label():
+    rng = np.random.default_rng(1)
+    y = (rng.random((80, 3)) < 0.3).astype(int)
+    y[:, 2] = 0  # a label with no positive clip: AP undefined
+    proba = np.clip(y * 0.5 + rng.random((80, 3)) * 0.6, 0, 1)
+    pred = (proba > 0.5).astype(int)
+    block = perclass.multilabel(y, pred, proba, ["a", "b", "c"])
+    assert block["f1"] == pytest.approx(f1_score(y, pred, average=None, zero_division=0).tolist())
+    assert block["ap"][:2] == pytest.approx([average_precision_score(y[:, j], proba[:, j]) for j in range(2)])
+    assert block["ap"][2] is None and block["support"] == y.sum(axis=0).tolist()
+
+
+def test_a_run_writes_per_class_blocks_mteb_s_shape_keeps_and_compute_seconds(tone_folder, tmp_path):
+    from maeb.analysis.compute import score_and_seconds
+    from maeb.cli.commands import main
+
+    task = tmp_path / "Tones.toml"
+    task.write_text(
+        f'name = "Tones"\ntype = "classification"\n[data]\nsource = "audiofolder"\npath = "{tone_folder}"\n'
+        'eval_splits = ["test"]\n[data.split_by]\ncolumn = "split"\n'
+    )
+    out = tmp_path / "res"
+    args = ["run", "-m", "maeb/mfcc-stats", "-t", str(task), "--output-dir", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main([*args, "--quiet"]) == 0
+    (path,) = out.rglob("Tones.json")
+    data = json.loads(path.read_text())
+    entry = data["scores"]["test"][0]
+    block = entry["per_class"]
+    matrix = np.array(block["confusion_matrix"])
+    assert block["experiments"] == 10 and matrix.shape == (3, 3)
+    # the mean matrix's diagonal share is the mean accuracy (every experiment scores the same clips)
+    assert np.trace(matrix) / matrix.sum() == pytest.approx(entry["accuracy"], abs=1e-5)
+    assert matrix.sum(axis=1).tolist() == block["support"]
+    assert np.mean(block["f1"]) == pytest.approx(entry["f1"], abs=1e-5)  # macro F1 is the mean of the per-class F1s
+    (row,) = score_and_seconds([out])
+    embedding = data["maeb"]["embedding"]
+    assert row["model"] == "maeb/mfcc-stats" and row["task"] == "Tones" and row["score"] == entry["main_score"]
+    assert row["embed_seconds"] == embedding["embed_wall_seconds"] > 0
+    assert row["eval_seconds"] == embedding["evaluator_seconds"] >= 0 and not row["cached"]
+    assert row["embed_seconds"] + row["eval_seconds"] == pytest.approx(data["evaluation_time"], abs=0.01)
+
+
+def test_score_and_seconds_of_an_older_result_derives_the_evaluator_s_time():
+    from maeb.analysis.compute import score_and_seconds
+
+    payload = {
+        "task_name": "T",
+        "evaluation_time": 10.0,
+        "scores": {"test": [{"main_score": 0.5}, {"main_score": 0.7}]},
+        "maeb": {"identity": {"encoder": {"name": "m"}}, "embedding": {"embed_wall_seconds": 4.0, "clips_cached": 3}},
+    }
+    (row,) = score_and_seconds([payload])
+    assert row == {
+        "model": "m",
+        "task": "T",
+        "score": pytest.approx(0.6),
+        "embed_seconds": 4.0,
+        "eval_seconds": 6.0,
+        "cached": True,
+    }
