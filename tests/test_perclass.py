@@ -8,9 +8,11 @@ import json
 
 import numpy as np
 import pytest
+import soundfile as sf
 from sklearn.metrics import average_precision_score, classification_report, confusion_matrix, f1_score
 
 from maeb.metrics import perclass
+from maeb.mock import tone
 
 
 def test_single_label_block_equals_sklearn_report_and_matrix():
@@ -98,3 +100,31 @@ def test_score_and_seconds_of_an_older_result_derives_the_evaluator_s_time():
         "eval_seconds": 6.0,
         "cached": True,
     }
+
+
+def test_zeroshot_and_multilabel_entries_hold_their_blocks(tone_folder, tmp_path):
+    from .test_engine import NAMES, run, spec_for
+
+    spec = spec_for(tone_folder, "zeroshot", protocol={"template": "a tone at {label} Hz", "label_names": NAMES})
+    block = run(spec, tmp_path)["per_class"]
+    assert block["labels"] == ["high", "low", "mid"] and block["f1"] == [1.0, 1.0, 1.0]
+    assert block["confusion_matrix"] == [[12.0, 0.0, 0.0], [0.0, 12.0, 0.0], [0.0, 0.0, 12.0]] and block["experiments"] == 1
+
+    folder = tmp_path / "mix"
+    (folder / "audio").mkdir(parents=True)
+    rows = []
+    for i in range(30):
+        label = ["low", "mid", "high"][i % 3]
+        sf.write(folder / f"audio/{i}.wav", tone({"low": 220.0, "mid": 880.0, "high": 3520.0}[label], 0.5, seed=i), 16000)
+        rows.append(f"audio/{i}.wav,{label},{'test' if i % 2 else 'train'}")
+    (folder / "metadata.csv").write_text("file_name,labels,split\n" + "\n".join(rows) + "\n")
+    spec = spec_for(
+        folder,
+        "multilabel",
+        data={"label_column": "labels", "label_separator": ";", "split_by": {"column": "split"}},
+        protocol={"samples_per_label": 4, "n_experiments": 3},
+    )
+    entry = run(spec, tmp_path)
+    block = entry["per_class"]
+    assert block["labels"] == ["high", "low", "mid"] and block["experiments"] == 3 and block["support"] == [5.0, 5.0, 5.0]
+    assert np.mean(block["f1"]) == pytest.approx(entry["f1"], abs=1e-6)  # macro F1: the mean of the per-label F1s
