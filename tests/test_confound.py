@@ -63,6 +63,7 @@ def test_a_label_confounded_with_the_speaker_warns_and_a_crossed_one_does_not(tm
     assert record["column"] == "speaker" and record["values"] == 6 and record["clips"] == 48
     assert record["nuisance"]["accuracy"] > 0.8 > record["nuisance"]["chance"] == pytest.approx(1 / 6, abs=1e-6)
     assert record["shared"] > 0.7 and record["leave_group_out"] < 0.3 and record["warn"] is True
+    assert record["within"] == dict.fromkeys(SPEAKERS)  # each speaker holds one label: no score within a speaker
     warned = [w for w in confounded["data"]["warnings"] if "nuisance 'speaker'" in w]
     assert len(warned) == 1 and "the score drops by" in warned[0] and "SpeakerTones" in warned[0]
 
@@ -70,6 +71,7 @@ def test_a_label_confounded_with_the_speaker_warns_and_a_crossed_one_does_not(tm
     (record,) = crossed["evaluation"]["test"]["default"]["confounds"]
     assert record["values"] == 3 and record["clips"] == 36  # the 27 drawn training clips and the 9 test clips
     assert record["drop"] < 0.1 and record["warn"] is False
+    assert set(record["within"]) == {"s0", "s1", "s2"} and all(v > 0.9 for v in record["within"].values())
     assert not [w for w in crossed["data"]["warnings"] if "nuisance" in w]
 
 

@@ -9,7 +9,9 @@ probe and few-shot draw (samples_per_label per class, seeded):
 - `shared`: the main score of out-of-fold predictions under KFold (train and test share nuisance
   values, as the task's own split usually does);
 - `leave_group_out`: the same under GroupKFold by the nuisance value, so train and test share no
-  value: what the embeddings say about the label beyond the nuisance.
+  value: what the embeddings say about the label beyond the nuisance;
+- `within`: the main score within each fixed nuisance value (KFold inside that value's clips; null
+  where the value holds one label or too few clips to fit a probe), for up to MAX_WITHIN values.
 Rule: the run warns when shared - leave_group_out >= DROP (in the main score's units): the score
 rests on recognising nuisance values seen in training. The main score itself is not changed."""
 
@@ -22,6 +24,7 @@ from ..core.errors import DataError
 
 DROP = 0.10  # main-score loss without shared nuisance values at or above which the run warns
 FOLDS = 5  # folds of both out-of-fold scores (fewer when the column has fewer values)
+MAX_WITHIN = 20  # nuisance values up to which the score within each value is computed (each is its own fits)
 
 
 def _out_of_fold(x, y, folds, p, probe: str) -> np.ndarray | None:
@@ -64,10 +67,20 @@ def probe_column(x: np.ndarray, y: np.ndarray, g: np.ndarray, column: str, p: di
     }
     out["shared"] = _score(y, _out_of_fold(x, y, shuffled, p, probe), metric)
     out["leave_group_out"] = _score(y, _out_of_fold(x, y, grouped, p, probe), metric)
+    if len(values) <= MAX_WITHIN:
+        out["within"] = {str(v): _within(x[g == v], y[g == v], p, metric, probe) for v in values}
     if out["shared"] is not None and out["leave_group_out"] is not None:
         out["drop"] = round(out["shared"] - out["leave_group_out"], 6)
         out["warn"] = out["drop"] >= DROP
     return out
+
+
+def _within(x, y, p, metric: str, probe: str) -> float | None:
+    """The out-of-fold main score inside one nuisance value's clips; None with one label or under two clips."""
+    if len(set(y.tolist())) < 2 or len(y) < 2:
+        return None
+    folds = list(KFold(n_splits=min(FOLDS, len(y)), shuffle=True, random_state=p["seed"]).split(x))
+    return _score(y, _out_of_fold(x, y, folds, p, probe), metric)
 
 
 def nuisance_values(table, columns: list[str], where: str) -> dict[str, np.ndarray]:
@@ -93,6 +106,9 @@ def message(task: str, record: dict) -> str:
         f"{_shown(record['shared'])} when train and test share {record['column']} values, "
         f"{_shown(record['leave_group_out'])} when they share none"
     )
+    within = [v for v in (record.get("within") or {}).values() if v is not None]
+    if within:
+        text += f", {float(np.mean(within)):.3f} on average within one value ({len(within)} values scored)"
     if record.get("warn"):
         text += f": the score drops by {record['drop']:.3f} (>= {DROP}), so much of it is the nuisance, not the label"
     return text
