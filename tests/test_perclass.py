@@ -36,6 +36,7 @@ def test_experiments_average_element_by_element_and_large_tasks_drop_the_matrix(
     mean = perclass.mean_blocks([a, b])
     assert mean["confusion_matrix"] == [[1.5, 0.5], [0.5, 1.5]] and mean["experiments"] == 2
     assert mean["f1"] == pytest.approx([(a["f1"][k] + b["f1"][k]) / 2 for k in range(2)])
+    assert perclass.classes([10, 2, 1, 2]) == [1, 2, 10] and perclass.classes([1, "a"]) == [1, "a"]
     many = perclass.mean_blocks([perclass.single_label(list(range(60)), list(range(60)))])
     assert many["confusion_matrix"] is None and "60 classes" in many["confusion_omitted"] and len(many["f1"]) == 60
 

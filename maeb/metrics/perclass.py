@@ -24,12 +24,21 @@ MAX_CONFUSION = 50  # classes up to which the confusion matrix is written (50 x 
 ROUND = 6  # places, as result files round scores
 
 
+def classes(values) -> list:
+    """The distinct labels in order: natural order where they compare (1, 2, 10), else as text."""
+    distinct = {plain(v) for v in values}
+    try:
+        return sorted(distinct)
+    except TypeError:
+        return sorted(distinct, key=str)
+
+
 def single_label(y_true, y_pred, labels=None) -> dict:
     """One experiment's per-class block: labels (all classes of truth and prediction unless
     given, sorted), precision, recall, f1, support and the confusion matrix (counts). A class never
     predicted has precision 0, one never true recall 0 (sklearn's zero_division=0, as mteb scores)."""
     if labels is None:
-        labels = sorted(set(np.asarray(y_true).tolist()) | set(np.asarray(y_pred).tolist()), key=str)
+        labels = classes(np.asarray(y_true).tolist() + np.asarray(y_pred).tolist())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         p, r, f, s = precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)

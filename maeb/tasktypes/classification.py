@@ -176,7 +176,7 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
             chosen, idxs = undersample(y[train_idx], idxs, p["samples_per_label"], p["seed"])
             draws.append(chosen)
         results, blocks = [], []
-        classes = sorted(set(y.tolist()), key=str)
+        classes = perclass.classes(y.tolist())
         correct = np.zeros(len(y))
         for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
             pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
@@ -213,7 +213,7 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     balance_notice(emb, y_train, y_test, p, f"{spec.data.train_split} split")
     position = {row: j for j, row in enumerate(union)}
     results, blocks = [], []
-    classes = sorted(set(y_train.tolist()) | set(y_test.tolist()), key=str)
+    classes = perclass.classes(y_train.tolist() + y_test.tolist())
     correct = np.zeros(len(y_test))
     for chosen in emb.progress(draws, "experiments"):
         rows = [position[i] for i in chosen]
