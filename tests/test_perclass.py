@@ -129,3 +129,41 @@ def test_zeroshot_and_multilabel_entries_hold_their_blocks(tone_folder, tmp_path
     block = entry["per_class"]
     assert block["labels"] == ["high", "low", "mid"] and block["experiments"] == 3 and block["support"] == [5.0, 5.0, 5.0]
     assert np.mean(block["f1"]) == pytest.approx(entry["f1"], abs=1e-6)  # macro F1: the mean of the per-label F1s
+
+
+def test_a_probe_s_block_is_sklearn_s_report_of_its_own_predictions_averaged(tone_folder, tmp_path, monkeypatch):
+    """The predictions each experiment made, caught on their way out of the probe, scored by
+    scikit-learn independently and averaged: the entry's block says the same."""
+    from maeb.tasktypes import classification
+
+    from .test_engine import run, spec_for
+
+    caught = []
+    real = classification._fit_predict
+
+    def catching(x_train, y_train, x_test, p, probe="mteb"):
+        pred = real(x_train, y_train, x_test, p, probe)
+        caught.append(pred)
+        return pred
+
+    monkeypatch.setattr(classification, "_fit_predict", catching)
+    spec = spec_for(tone_folder, "classification", data={"label_column": "speaker"}, protocol={"cross_validation": True})
+    entry = run(spec, tmp_path)
+    block = entry["per_class"]
+    # the folds' truths: KFold(5, shuffle, seed 42) over the split's clips, in the table's order
+    from sklearn.model_selection import KFold
+
+    from maeb.data.sources import load_audiofolder
+
+    y = np.array(load_audiofolder(tone_folder)["speaker"])
+    folds = [test for _, test in KFold(n_splits=5, shuffle=True, random_state=42).split(y)]
+    assert len(caught) == 5 == block["experiments"]
+    reports = [
+        classification_report(y[t], pred, labels=block["labels"], output_dict=True, zero_division=0)
+        for t, pred in zip(folds, caught)
+    ]
+    for i, label in enumerate(block["labels"]):
+        assert block["f1"][i] == pytest.approx(np.mean([r[label]["f1-score"] for r in reports]), abs=1e-6)
+        assert block["recall"][i] == pytest.approx(np.mean([r[label]["recall"] for r in reports]), abs=1e-6)
+    matrices = [confusion_matrix(y[t], pred, labels=block["labels"]) for t, pred in zip(folds, caught)]
+    assert np.allclose(block["confusion_matrix"], np.mean(matrices, axis=0), atol=1e-6)
