@@ -501,6 +501,8 @@ def run(
                 continue
             scores, seconds = outcome.scores, outcome.seconds
             embedding = {**emb.stats.as_dict(), "pipeline": emb.record.pipeline.as_dict()}
+            # the task's time outside the embedder (loading data, fitting probes, scoring): compute's other half
+            embedding["evaluator_seconds"] = round(max(0.0, seconds - emb.stats.embed_wall_seconds), 3)
             note = None if told_outside else outside_encoder_note(emb.stats, embedding["pipeline"])
             if note:  # once per run: the reason is the run's, not the task's
                 told_outside = True

@@ -16,7 +16,8 @@ from sklearn.metrics import accuracy_score, average_precision_score, f1_score, p
 from sklearn.model_selection import KFold
 
 from ..core.errors import DataError
-from . import Evaluation, Param, keep_valid
+from ..metrics import perclass
+from . import Evaluation, Param, confound, keep_valid, make_params
 from .probe import linear_probe, probe_of
 
 NAME = "classification"
@@ -29,7 +30,22 @@ PARAMS = {
     "n_splits": Param(5, "KFold folds under cross-validation", min=2),
     "max_iter": Param(100, "LogisticRegression iterations", min=1),
     "seed": Param(42, "seed of the draws, the folds and the classifier", min=0, max=2**32 - 1),
+    "nuisance_columns": Param(
+        None,
+        "columns naming a nuisance (speaker, session, device): confound probes per column (docs/checks.md)",
+        kind=list,
+        items=str,
+    ),
 }
+
+
+def params(raw: dict, where: str) -> dict:
+    """The spec's [protocol] merged over PARAMS; nuisance_columns is kept only when given, so a
+    task without it has the identity (and the cached results) it had before the option existed."""
+    merged = make_params(PARAMS, raw, where)
+    if merged["nuisance_columns"] is None:
+        del merged["nuisance_columns"]
+    return merged
 
 
 def metrics(spec) -> tuple[str, ...]:
@@ -142,7 +158,9 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     table = data[split]
     table.require([audio], "audio")
     table.require([label], "label")
+    columns = list(p.get("nuisance_columns") or [])
     if p["cross_validation"]:
+        nuisance = confound.nuisance_values(table, columns, f"{spec.name} {split}")  # checked before embedding
         x, ok = emb.audio(table[audio])
         x, y = keep_valid(ok, x, _encode_labels(table[label]))
         if len(y) < p["n_splits"]:
@@ -157,18 +175,26 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         for train_idx, _ in folds:
             chosen, idxs = undersample(y[train_idx], idxs, p["samples_per_label"], p["seed"])
             draws.append(chosen)
-        results = []
+        results, blocks = [], []
+        classes = perclass.classes(y.tolist())
         correct = np.zeros(len(y))
         for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
             pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
             results.append(label_metrics(y[test_idx], pred))
+            blocks.append(perclass.single_label(y[test_idx], pred, classes))
             correct[test_idx] = pred == y[test_idx]
         # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
         emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
-        return Evaluation(mean_scores(results))
+        info = {}
+        if columns:
+            kept = {c: v[ok] for c, v in nuisance.items()}
+            info["confounds"] = confound.run(emb, x, y, kept, p, _confound_metric(spec), probe_of(emb))
+        return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info)
 
     train = data[spec.data.train_split]
     train.require([audio, label], "train split")
+    test_nuisance = confound.nuisance_values(table, columns, f"{spec.name} {split}")
+    confound.nuisance_values(train, columns, f"{spec.name} {spec.data.train_split}")
     x_test, ok_test = emb.audio(table[audio])
     x_test, y_test = keep_valid(ok_test, x_test, _encode_labels(table[label]))
     while True:  # re-draw if a drawn training clip turns out undecodable (skip mode only)
@@ -186,15 +212,29 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         train = train.where([i not in bad for i in range(len(train))])
     balance_notice(emb, y_train, y_test, p, f"{spec.data.train_split} split")
     position = {row: j for j, row in enumerate(union)}
-    results = []
+    results, blocks = [], []
+    classes = perclass.classes(y_train.tolist() + y_test.tolist())
     correct = np.zeros(len(y_test))
     for chosen in emb.progress(draws, "experiments"):
         rows = [position[i] for i in chosen]
         pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
         results.append(label_metrics(y_test, pred))
+        blocks.append(perclass.single_label(y_test, pred, classes))
         correct += (pred == y_test) / len(draws)
     emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
-    return Evaluation(mean_scores(results))
+    info = {}
+    if columns:  # the pool: the drawn training clips and the evaluated ones
+        pool_x = np.concatenate([x_union, x_test])
+        pool_y = np.concatenate([np.asarray(y_train[union], dtype=object), np.asarray(y_test, dtype=object)])
+        train_nuisance = confound.nuisance_values(train, columns, f"{spec.name} {spec.data.train_split}")
+        pooled = {c: np.concatenate([train_nuisance[c][union], test_nuisance[c][ok_test]]) for c in columns}
+        info["confounds"] = confound.run(emb, pool_x, pool_y, pooled, p, _confound_metric(spec), probe_of(emb))
+    return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info)
+
+
+def _confound_metric(spec) -> str:
+    """The metric confound probes score: the main score where it is a label metric, else accuracy."""
+    return spec.main_score if spec.main_score in ("accuracy", "f1", "f1_weighted", "precision", "recall") else "accuracy"
 
 
 def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> None:

@@ -19,6 +19,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from ..core.errors import DataError
 from ..data.sampling import iterative_stratified_subset
+from ..metrics import perclass
 from . import Evaluation, Param, keep_valid
 from .probe import linear_probe, probe_of
 
@@ -79,7 +80,7 @@ def _as_label_lists(values: list, where: str) -> list[list]:
     return out
 
 
-def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb") -> dict:
+def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb", labels=()) -> tuple[dict, dict]:
     model = MultiOutputClassifier(linear_probe(p, probe))
     constant = y_train.min(axis=0) == y_train.max(axis=0)
     with warnings.catch_warnings():
@@ -98,12 +99,13 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb") -> dict:
             model.fit(x_train, y_train)
             proba = np.stack([c[:, 1] for c in model.predict_proba(x_test)], axis=1)
             pred = model.predict(x_test)
-        return {
+        scores = {
             "accuracy": float((pred == y_test).all(axis=1).mean()),
             "lrap": float(label_ranking_average_precision_score(y_test, proba)),
             "f1": float(f1_score(y_test, pred, average="macro")),
             "hamming": hamming(y_test, pred),
         }
+        return scores, perclass.multilabel(y_test, pred, proba, labels)
 
 
 def evaluate(data, split, emb, spec, state) -> Evaluation:
@@ -132,11 +134,14 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     binarizer = MultiLabelBinarizer()
     y_test = binarizer.fit_transform([test_labels[i] for i in kept])
     known = set(binarizer.classes_)
-    results = []
+    results, blocks = [], []
     for chosen in emb.progress(draws, "experiments"):
         x_train = x_union[[position[i] for i in chosen]]
         y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
-        results.append(_scores(y_test, x_test, x_train, y_train, p, probe_of(emb)))
+        scores, block = _scores(y_test, x_test, x_train, y_train, p, probe_of(emb), list(binarizer.classes_))
+        results.append(scores)
+        blocks.append(block)
     out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
     out["scores_per_experiment"] = results
+    out["per_class"] = perclass.mean_blocks(blocks)
     return Evaluation(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import DataError
-from ..metrics import ties
+from ..metrics import perclass, ties
 from ..metrics.similarity import similarity_matrix
 from . import Evaluation, Param, keep_valid
 from .classification import binary_ap, label_metrics
@@ -63,6 +63,8 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     t = emb.text(texts)
     probs = similarity_matrix(x, t, emb.similarity)
     scores = label_metrics(y, probs.argmax(axis=1))
+    block = perclass.single_label(y, probs.argmax(axis=1), list(range(len(classes))))
+    scores["per_class"] = perclass.mean_blocks([{**block, "labels": [perclass.plain(c) for c in classes]}])
     if len(np.unique(y)) == 2:  # mteb scores binary tasks by the similarity to the second class
         scores["ap"], scores["ap_weighted"] = (float(v) for v in binary_ap(y, probs[:, 1]))
     expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
