@@ -167,3 +167,18 @@ def test_a_probe_s_block_is_sklearn_s_report_of_its_own_predictions_averaged(ton
         assert block["recall"][i] == pytest.approx(np.mean([r[label]["recall"] for r in reports]), abs=1e-6)
     matrices = [confusion_matrix(y[t], pred, labels=block["labels"]) for t, pred in zip(folds, caught)]
     assert np.allclose(block["confusion_matrix"], np.mean(matrices, axis=0), atol=1e-6)
+
+
+def test_score_and_seconds_passes_over_what_holds_no_seconds(tmp_path):
+    """The board's inputs may be a published-scores CSV or a folder with a broken file: the page's
+    score-vs-compute view leaves them out rather than failing the whole leaderboard."""
+    from maeb.analysis.compute import score_and_seconds
+
+    csv = tmp_path / "main_scores.csv"
+    csv.write_text("model,task,score\nm,T,0.5\n")
+    folder = tmp_path / "results" / "m" / "r"
+    folder.mkdir(parents=True)
+    (folder / "Broken.json").write_text('{"task_name": "Bro')
+    assert score_and_seconds([csv, tmp_path / "results"]) == []
+    with pytest.raises(ValueError, match="Broken.json: not a readable result file"):
+        score_and_seconds([folder / "Broken.json"])

@@ -22,6 +22,8 @@ def _payloads(results: Iterable) -> list[tuple[str, dict, str]]:
     for item in results:
         if isinstance(item, (str, Path)):
             path = Path(item)
+            if not path.is_dir() and path.suffix != ".json":
+                continue  # a published-scores CSV (leaderboard --results) records no seconds
             files = sorted(path.rglob("*.json")) if path.is_dir() else [path]
             for f in files:
                 if f.name == "model_meta.json":
@@ -29,6 +31,8 @@ def _payloads(results: Iterable) -> list[tuple[str, dict, str]]:
                 try:
                     data = json.loads(f.read_text(encoding="utf-8"))
                 except (OSError, json.JSONDecodeError) as exc:
+                    if path.is_dir():
+                        continue  # a folder's unreadable file is the board reader's problem to name, not the seconds'
                     raise ValueError(f"{f}: not a readable result file ({exc})") from exc
                 if isinstance(data, dict) and "scores" in data and "task_name" in data:
                     name = ((data.get("maeb") or {}).get("identity") or {}).get("encoder", {}).get("name")
