@@ -138,6 +138,12 @@ def test_sweep_runs_one_forward_pass_per_batch_and_files_each_layer_as_an_experi
     assert all(np.array_equal(last[k], base[k]) for k in base)
     assert not all(np.allclose(first[k], base[k], atol=1e-3) for k in base)
 
+    # the board: each layer a row of its own beside the plain run
+    from maeb.analysis.leaderboard import load_board
+
+    board, _ = load_board([out])
+    assert {r.model for r in board.rows} >= {meta.name, f"{meta.name} [hidden_layer_0]", f"{meta.name} [hidden_layer_1]"}
+
 
 def _find(payload, key):
     """The first value under `key` anywhere in a result payload (the encoder's cache file name)."""
@@ -164,3 +170,28 @@ def test_sweep_refuses_a_family_without_hidden_states(tmp_path, tone_folder):
     )
     with pytest.raises(ModelError, match="--layers needs a wrapper that exposes its hidden states"):
         run(meta, [spec], RunOptions(layers="all", output_dir=None, cache_dir=tmp_path, show_progress=False))
+
+
+def test_score_by_layer_figure_reads_sweep_rows_of_the_board():
+    pytest.importorskip("matplotlib")
+    from maeb.analysis.figures import svg_text
+    from maeb.analysis.layerfig import MEAN_PANEL, layer_curves, layer_of, sweeps
+    from maeb.analysis.leaderboard import Board
+
+    assert layer_of("org/m [hidden_layer_12]") == ("org/m", 12)
+    assert layer_of("org/m [dtype_bfloat16__hidden_layer_3]") == ("org/m [dtype_bfloat16]", 3)
+    assert layer_of("org/m [dtype_bfloat16]") is None and layer_of("org/m") is None
+    partial = {
+        "A": {"m [hidden_layer_0]": 0.5, "m [hidden_layer_1]": 0.7, "m": 0.7, "n [hidden_layer_0]": 0.2},
+        "B": {"m [hidden_layer_0]": 0.3, "m [hidden_layer_1]": 0.1},
+    }
+    board = Board(None, [], [], partial=partial)
+    curves = sweeps(board)
+    assert list(curves) == [MEAN_PANEL, "A", "B"]
+    assert curves[MEAN_PANEL] == {"m": {0: pytest.approx(0.4), 1: pytest.approx(0.4)}}  # n lacks task B: no mean
+    assert curves["A"] == {"m": {0: 0.5, 1: 0.7}, "n": {0: 0.2}}
+    fig = layer_curves(board)
+    assert fig is not None and fig.name == "score_by_layer"
+    text = svg_text(fig)
+    assert "hidden layer" in text and "mean over tasks" in text  # text stays text in the SVG
+    assert layer_curves(Board(None, [], [], partial={"A": {"m": 0.5}})) is None
