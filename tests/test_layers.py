@@ -66,6 +66,22 @@ def test_wav2vec2_layers_are_transformers_hidden_states(tmp_path, norm):
         assert np.allclose(layers[-1][0], out.last_hidden_state[0].mean(0).numpy(), atol=1e-5)
 
 
+def test_ast_layers_are_normed_hidden_states_pooled_as_the_pooler(tmp_path):
+    from transformers import ASTFeatureExtractor, ASTModel
+
+    enc = load_encoder(meta_for("hf-ast", **tiny.ast(tmp_path / "m")))
+    arrays = clips((0.5, 1.2))
+    layers = enc.embed_layers(arrays)
+    assert len(layers) == enc.layer_count() and np.array_equal(layers[-1], enc.embed_audio(arrays))
+    model = ASTModel.from_pretrained(tmp_path / "m").eval()
+    feats = ASTFeatureExtractor.from_pretrained(tmp_path / "m")(arrays[1], sampling_rate=16000, return_tensors="pt")
+    with torch.no_grad():
+        states = model(**feats, output_hidden_states=True).hidden_states
+        for layer, h in enumerate(states):  # the final layer norm, then the mean of the two class tokens
+            normed = model.layernorm(h)
+            assert np.allclose(layers[layer][1], ((normed[0, 0] + normed[0, 1]) / 2).numpy(), atol=1e-5), layer
+
+
 def test_parse_layers():
     assert parse_layers("all", 3) == [0, 1, 2] and parse_layers("2,0,-1", 3) == [0, 2]
     assert parse_layers("0,4") == [0, 4]  # syntax only, before the model is loaded
