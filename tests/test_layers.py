@@ -82,6 +82,25 @@ def test_ast_layers_are_normed_hidden_states_pooled_as_the_pooler(tmp_path):
             assert np.allclose(layers[layer][1], ((normed[0, 0] + normed[0, 1]) / 2).numpy(), atol=1e-5), layer
 
 
+def test_clap_layers_are_the_audio_towers_stages_and_its_projection_last(tmp_path):
+    from transformers import ClapModel
+
+    from maeb.encoders.hf import clap_features
+
+    enc = load_encoder(meta_for("hf-clap", modalities=("audio", "text"), **tiny.clap(tmp_path / "m")))
+    arrays = [np.resize(a, 48000) for a in clips((0.5, 1.0))]  # at CLAP's 48 kHz
+    layers = enc.embed_layers(arrays)
+    assert len(layers) == enc.layer_count() and np.array_equal(layers[-1], enc.embed_audio(arrays))
+    model = ClapModel.from_pretrained(tmp_path / "m").eval()
+    parts = clap_features(enc.processor.feature_extractor, arrays, 48000, enc.fusion)
+    inputs = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
+    with torch.no_grad():
+        states = model.audio_model(**inputs, output_hidden_states=True).hidden_states
+    for layer, h in enumerate(states[:-1]):  # each stage's mean over its grid, unit length
+        mean = h.flatten(2).mean(2)
+        assert np.allclose(layers[layer], (mean / mean.norm(dim=-1, keepdim=True)).numpy(), atol=1e-5), layer
+
+
 def test_parse_layers():
     assert parse_layers("all", 3) == [0, 1, 2] and parse_layers("2,0,-1", 3) == [0, 2]
     assert parse_layers("0,4") == [0, 4]  # syntax only, before the model is loaded

@@ -371,6 +371,26 @@ class ClapEncoder(AudioEncoderBase, TextEncoderBase):
             out = self.model.get_audio_features(**batch)
         return _unit(out)
 
+    def layer_count(self) -> int:
+        """How many vectors embed_layers returns: the patch embedding's and each Swin stage's output."""
+        return len(self.model.config.audio_config.depths) + 1
+
+    def embed_layers(self, clips) -> list[np.ndarray]:
+        """The audio tower's hidden states from one forward pass: the patch embedding's and each
+        stage's output but the last, each the mean over its time-frequency grid, L2-normalised (the
+        stages differ in width, so neither the final norm nor the projection applies to them); the
+        last entry is embed_audio's projected vectors."""
+        torch = import_torch()
+        parts = clap_features(self.processor.feature_extractor, clips, self.sample_rate, self.fusion)
+        batch = {k: to_device(torch.cat([p[k] for p in parts]), self.device) for k in parts[0]}
+        batch["input_features"] = batch["input_features"].to(self.model.dtype)
+        with torch.inference_mode():
+            out = self.model.audio_model(**batch, output_hidden_states=True)
+            # as get_audio_features: the projection, normalised (embed_audio's _unit normalises again)
+            projected = torch.nn.functional.normalize(self.model.audio_projection(out.pooler_output), dim=-1)
+            stages = [h.flatten(2).mean(dim=2) for h in out.hidden_states[:-1]]
+        return [_unit(h) for h in stages] + [_unit(projected)]
+
     def embed_text(self, texts):
         torch = import_torch()
         tok = self.processor.tokenizer(list(texts), padding=True, truncation=True, max_length=77, return_tensors="pt")

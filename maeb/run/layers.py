@@ -17,7 +17,13 @@ from ..encoders import check_precision, load_encoder
 from ..encoders.layers import LayerBank, LayerView, supports_layers
 
 LAYER_KEY = "hidden_layer"  # the experiment setting and declared-identity key of a layer
-SWEEP_FAMILIES = ("hf-whisper", "hf-ssl", "hf-ast", "hf-mms")  # the built-in families whose wrappers expose hidden states
+SWEEP_FAMILIES = (
+    "hf-whisper",
+    "hf-ssl",
+    "hf-mms",
+    "hf-ast",
+    "hf-clap",
+)  # the built-in families whose wrappers expose hidden states
 
 
 def parse_layers(text: str, count: int | None = None, model: str = "") -> list[int]:

@@ -217,7 +217,7 @@ class RunOptions:
     layers: str | None = _opt(
         None,
         "a layer sweep: all, or hidden layers by index (0,4,8; 0 is the input to the first transformer layer, "
-        "-1 the last), for families that expose hidden states (Whisper, wav2vec2/HuBERT/WavLM/data2vec, AST); "
+        "-1 the last), for families that expose hidden states (Whisper, wav2vec2/HuBERT/WavLM/data2vec, AST, the CLAP audio tower); "
         "one forward pass for all layers, each layer an experiment folder hidden_layer_N",
         cli={"flags": ("--layers",), "metavar": "all|L,L,..."},
     )
