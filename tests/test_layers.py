@@ -103,7 +103,7 @@ def test_clap_layers_are_the_audio_towers_stages_and_its_projection_last(tmp_pat
 
 def test_parse_layers():
     assert parse_layers("all", 3) == [0, 1, 2] and parse_layers("2,0,-1", 3) == [0, 2]
-    assert parse_layers("0,4") == [0, 4]  # syntax only, before the model is loaded
+    assert parse_layers("0,4") == [0, 4] and parse_layers([4, 0], 5) == [0, 4]  # syntax only without a count
     with pytest.raises(SpecError, match="hidden states 0..2.*5 is not one"):
         parse_layers("0,5", 3, "m")
     with pytest.raises(SpecError, match="comma-separated"):

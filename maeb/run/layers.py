@@ -26,11 +26,11 @@ SWEEP_FAMILIES = (
 )  # the built-in families whose wrappers expose hidden states
 
 
-def parse_layers(text: str, count: int | None = None, model: str = "") -> list[int]:
+def parse_layers(text: str | list[int] | tuple[int, ...], count: int | None = None, model: str = "") -> list[int]:
     """--layers as a sorted list of layer indices: "all" (needs `count`, the model's hidden
-    states) or comma-separated integers (negative: from the last, as Python indexes). Without
-    `count` only the syntax is checked (and [] returned for "all")."""
-    text = str(text).strip()
+    states) or comma-separated integers (negative: from the last, as Python indexes; evaluate()
+    also takes a list). Without `count` only the syntax is checked (and [] returned for "all")."""
+    text = ",".join(map(str, text)) if isinstance(text, (list, tuple)) else str(text).strip()
     if text == "all":
         return list(range(count)) if count is not None else []
     try:
