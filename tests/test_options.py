@@ -112,6 +112,7 @@ def samples(tmp_path: Path) -> dict:
         "mmag_lite_dir": (["--mmag-lite-dir", str(tmp_path / "m")], tmp_path / "m", tmp_path / "m", tmp_path / "m"),
         "perturb": (["--perturb", "gain:db=-20"], "gain:db=-20", ("gain:db=-20",), ("gain:db=-20",)),
         "long_audio": (["--long-audio", "mean"], "mean", "mean", "mean"),
+        "layers": (["--layers", "0,2"], "0,2", "0,2", "0,2"),
         "duration_buckets": (["--duration-buckets", "10,30"], "10,30", (10.0, 30.0), (10.0, 30.0)),
         "per_item": (["--per-item"], True, True, True),
         "raise_error": (["--raise-error"], False, True, False),

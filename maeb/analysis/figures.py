@@ -448,9 +448,16 @@ def figures(board: Board, cards: dict[str, Card], results: Iterable[Path]) -> tu
         (correlation(board), "task_correlation: fewer than 2 tasks"),
         (robustness(robust_files(results)), "robustness: no robust.json (python -m maeb robust) under the results"),
         (duration_curves(results), "durations: no result run with --duration-buckets"),
+        (_layer_curves(board), "score_by_layer: no layer sweep (run --layers) among the results"),
     ):
         out.append(fig) if fig else skipped.append(why)
     return out, skipped
+
+
+def _layer_curves(board: Board) -> Figure | None:
+    from .layerfig import layer_curves  # its own module (maeb.analysis.layerfig), which imports this one
+
+    return layer_curves(board)
 
 
 def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) -> list[Path]:

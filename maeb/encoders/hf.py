@@ -66,6 +66,12 @@ class WhisperEncoder(AudioEncoderBase):
 
     def _encode(self, clips):
         """The last layer's frames of the padded window, and how many of them hold audio."""
+        states, lengths = self._states(clips)
+        return states[-1], lengths
+
+    def _states(self, clips):
+        """Every hidden state of the encoder on the padded window (index 0: the convolutions'
+        output with positions, before the first transformer layer), and how many frames hold audio."""
         torch = import_torch()
         feats = self.extractor(
             clips,
@@ -78,12 +84,22 @@ class WhisperEncoder(AudioEncoderBase):
         )
         with torch.inference_mode():
             x = to_device(feats.input_features, self.device, self.encoder.dtype)
-            hidden = self.encoder(x, output_hidden_states=True).hidden_states[-1]
+            states = self.encoder(x, output_hidden_states=True).hidden_states
         mask = feats.attention_mask
-        return hidden, frame_counts("ratio", mask.sum(dim=1), mask.shape[1], hidden.shape[1])
+        return states, frame_counts("ratio", mask.sum(dim=1), mask.shape[1], states[-1].shape[1])
 
     def embed_audio(self, clips):
         return masked_mean(*self._encode(clips))
+
+    def layer_count(self) -> int:
+        """How many hidden states embed_layers returns (the transformer layers and the input to the first)."""
+        return int(self.encoder.config.encoder_layers) + 1
+
+    def embed_layers(self, clips) -> list[np.ndarray]:
+        """Each hidden state pooled as embed_audio pools the last (mean over the frames that hold
+        audio), from one forward pass; the last entry is embed_audio's vectors."""
+        states, lengths = self._states(clips)
+        return [masked_mean(h, lengths) for h in states]
 
     def embed_frames(self, clips):
         """The last layer's frames that hold audio (those pooled by embed_audio, not the 30 s
@@ -171,6 +187,14 @@ class SelfSupervisedEncoder(AudioEncoderBase):
 
     def _encode(self, clips):
         """The chosen layer's frames of the padded batch, each clip's sample count and the padded length."""
+        states, samples, padded = self._states(clips, all_layers=False)
+        return states[-1], samples, padded
+
+    def _states(self, clips, all_layers: bool):
+        """The model's hidden states on the padded batch (all of them, or only the chosen layer as
+        the last entry), each clip's sample count and the padded length. With all layers the last
+        entry is still the chosen layer (last_hidden_state by default), so a sweep's last layer is
+        exactly embed_audio's vector."""
         torch = import_torch()
         feats = self.extractor(
             clips, sampling_rate=self.sample_rate, return_tensors="pt", padding="longest", return_attention_mask=True
@@ -178,14 +202,31 @@ class SelfSupervisedEncoder(AudioEncoderBase):
         with torch.inference_mode():
             values = to_device(feats.input_values, self.device, self.model.dtype)
             mask = to_device(feats.attention_mask, self.device)
-            out = self.model(values, attention_mask=mask, output_hidden_states=self.layer != "last_hidden_state")
-            hidden = out.last_hidden_state if self.layer == "last_hidden_state" else out.hidden_states[-1]
-        return hidden, feats.attention_mask.sum(dim=1), values.shape[1]
+            wanted = all_layers or self.layer != "last_hidden_state"
+            out = self.model(values, attention_mask=mask, output_hidden_states=wanted)
+            last = out.last_hidden_state if self.layer == "last_hidden_state" else out.hidden_states[-1]
+            states = [*out.hidden_states[:-1], last] if all_layers else [last]
+        return states, feats.attention_mask.sum(dim=1), values.shape[1]
 
     def embed_audio(self, clips):
         hidden, samples, padded = self._encode(clips)
         lengths = frame_counts(self.frames, samples, padded, hidden.shape[1], self.model)
         return masked_mean(hidden, lengths)
+
+    def layer_count(self) -> int:
+        """How many hidden states embed_layers returns (the transformer layers and the input to the first)."""
+        return int(self.model.config.num_hidden_layers) + 1
+
+    def embed_layers(self, clips) -> list[np.ndarray]:
+        """Each hidden state pooled as embed_audio pools the chosen layer (the same frame count),
+        from one forward pass; the last entry is embed_audio's vectors. A variant whose hidden
+        states run at another frame rate than its output (SEW-D squeezes them) is refused."""
+        states, samples, padded = self._states(clips, all_layers=True)
+        frames = states[-1].shape[1]
+        if any(h.shape[1] != frames for h in states):
+            raise ValueError(f"{type(self).__name__}: hidden states at another frame rate than the output; no layer sweep")
+        lengths = frame_counts(self.frames, samples, padded, frames, self.model)
+        return [masked_mean(h, lengths) for h in states]
 
     def embed_frames(self, clips):
         """The chosen layer's frames that hold audio (the convolution arithmetic's count, whatever
@@ -242,6 +283,25 @@ class ASTEncoder(AudioEncoderBase):
             values = to_device(values, self.device, self.model.dtype)
             out = self.model(input_values=values).pooler_output
         return out.float().cpu().numpy()
+
+    def layer_count(self) -> int:
+        """How many hidden states embed_layers returns (the transformer layers and the input to the first)."""
+        return int(self.model.config.num_hidden_layers) + 1
+
+    def embed_layers(self, clips) -> list[np.ndarray]:
+        """Each hidden state pooled as the pooler pools the last: the model's final layer norm,
+        then the mean of the two class tokens, from one forward pass; the last entry is
+        embed_audio's vectors."""
+        from ..audio.fbank import ast_features
+
+        torch = import_torch()
+        values = ast_features(clips, self.extractor)
+        with torch.inference_mode():
+            values = to_device(values, self.device, self.model.dtype)
+            states = self.model(input_values=values, output_hidden_states=True).hidden_states
+            normed = [self.model.layernorm(h) for h in states]
+            pooled = [((h[:, 0] + h[:, 1]) / 2).float().cpu().numpy() for h in normed]
+        return pooled
 
 
 def clap_features(fe, clips, rate: int, fusion: bool) -> list:
@@ -310,6 +370,26 @@ class ClapEncoder(AudioEncoderBase, TextEncoderBase):
         with torch.inference_mode():
             out = self.model.get_audio_features(**batch)
         return _unit(out)
+
+    def layer_count(self) -> int:
+        """How many vectors embed_layers returns: the patch embedding's and each Swin stage's output."""
+        return len(self.model.config.audio_config.depths) + 1
+
+    def embed_layers(self, clips) -> list[np.ndarray]:
+        """The audio tower's hidden states from one forward pass: the patch embedding's and each
+        stage's output but the last, each the mean over its time-frequency grid, L2-normalised (the
+        stages differ in width, so neither the final norm nor the projection applies to them); the
+        last entry is embed_audio's projected vectors."""
+        torch = import_torch()
+        parts = clap_features(self.processor.feature_extractor, clips, self.sample_rate, self.fusion)
+        batch = {k: to_device(torch.cat([p[k] for p in parts]), self.device) for k in parts[0]}
+        batch["input_features"] = batch["input_features"].to(self.model.dtype)
+        with torch.inference_mode():
+            out = self.model.audio_model(**batch, output_hidden_states=True)
+            # as get_audio_features: the projection, normalised (embed_audio's _unit normalises again)
+            projected = torch.nn.functional.normalize(self.model.audio_projection(out.pooler_output), dim=-1)
+            stages = [h.flatten(2).mean(dim=2) for h in out.hidden_states[:-1]]
+        return [_unit(h) for h in stages] + [_unit(projected)]
 
     def embed_text(self, texts):
         torch = import_torch()

@@ -214,6 +214,13 @@ class RunOptions:
         "default hop: the window); streamed in bounded memory; results go to an experiment folder",
         cli={"flags": ("--long-audio",), "metavar": "POLICY"},
     )
+    layers: str | None = _opt(
+        None,
+        "a layer sweep: all, or hidden layers by index (0,4,8; 0 is the input to the first transformer layer, "
+        "-1 the last), for families that expose hidden states (Whisper, wav2vec2/HuBERT/WavLM/data2vec, AST, the CLAP audio tower); "
+        "one forward pass for all layers, each layer an experiment folder hidden_layer_N",
+        cli={"flags": ("--layers",), "metavar": "all|L,L,..."},
+    )
     duration_buckets: tuple[float, ...] | None = _opt(
         None,
         "also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
@@ -461,6 +468,8 @@ def check_ray(options: RunOptions, window) -> None:
     from ..audio.windows import check_combination
     from ..core.errors import MaebError
 
+    if options.layers is not None:  # the sweep shares one model's forward passes between its layers, in one process
+        raise MaebError("--layers does not run on Ray yet; run without --ray")
     if options.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
         raise MaebError("--perturb does not run on Ray yet; run without --ray")
     check_combination(window, (), ray=True)
@@ -514,6 +523,10 @@ def check_options(options: RunOptions) -> None:
     if options.device.startswith("cuda") and not _cuda_available():
         # a model that ignores the device would run on the CPU and be recorded as a CUDA run
         raise SpecError(f"device {options.device!r}: no CUDA device is available here; run with --device cpu")
+    if options.layers is not None:
+        from .layers import parse_layers
+
+        parse_layers(options.layers)  # the syntax now; the range once the model is loaded
     for name, allowed in (("on_bad_audio", ("error", "skip")), ("on_leak", ("warn", "error"))):
         if getattr(options, name) not in allowed:
             raise SpecError(f"{name} must be {' or '.join(map(repr, allowed))}, not {getattr(options, name)!r}")

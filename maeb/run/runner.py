@@ -416,6 +416,14 @@ def run(
     started = time.perf_counter()
     ctx = job.ctx
     log = log or ctx.log
+    if cfg.layers is not None:  # a layer sweep: each layer runs through here as an experiment (maeb.run.layers)
+        from .layers import sweep
+
+        if encoder is not None:
+            raise ModelError(
+                f"model {meta.name!r}: --layers loads the model itself (one forward pass for all layers); pass no encoder"
+            )
+        return sweep(meta, specs, job, log)
     root = Path(cfg.output_dir) if cfg.output_dir is not None else None
     protocol = job.protocol
     prepare_offline_data(specs, ctx, log)
