@@ -82,3 +82,10 @@ def allow_code(monkeypatch):
 
     monkeypatch.setenv("MAEB_ALLOW_CODE", "1")
     monkeypatch.setattr(trust, "_allowed", True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A heavy test is a slow one too, so `make test-fast` (-m "not slow") never runs it."""
+    for item in items:
+        if item.get_closest_marker("heavy") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)

@@ -68,7 +68,8 @@ def test_plot_writes_every_figure_of_maeb_lite(tmp_path):
     assert done.returncode == 0, done.stderr
     board, _ = load_board([LITE], "MAEB-lite")
     check_figures(out, [r.model for r in board.rows])
-    assert "left out robustness: no robust.json" in done.stderr and "wrote 5 figures (15 files)" in done.stderr
+    assert "left out robustness: no robust.json" in done.stderr and "wrote 6 figures (18 files)" in done.stderr
+    assert (out / "score_vs_compute.svg").exists()  # the reference records each task's embedding seconds
     # four of the five models lack a task of some type: said with the word, never drawn at zero
     text = svg_texts(out / "task_types.svg")
     missing = sum(v is None for r in board.rows for v in r.types.values())
@@ -252,7 +253,8 @@ def test_maeb_lite_page_in_chromium(tmp_path):
     assert done.returncode == 0, done.stderr
     board, _ = load_board([LITE], "MAEB-lite")
     text = page.read_text(encoding="utf-8")
-    assert text.count('<figure id="fig-') == 5 and "http://" not in text.replace("http://www.w3.org", "")
+    assert text.count('<figure id="fig-') == 6 and "http://" not in text.replace("http://www.w3.org", "")
+    assert '<figure id="fig-score_vs_compute">' in text
     assert text.count('<abbr class="blank"') >= sum(r.mean_task is None for r in board.rows)  # each blank says why
     check_page(page, [r.model for r in board.rows], len(board.tasks), tmp_path)
 

@@ -1,5 +1,6 @@
-"""The slow marker selects for development only: `make test` (what CI runs) runs every test, slow
-ones included, while `make test-fast` leaves them out and `make hub-check` still selects its own."""
+"""The markers select: `make test` (what CI runs) runs every test but the heavy ones, `make
+test-heavy` runs exactly those (so the two together run every test), `make test-fast` leaves out
+every slow one, and `make hub-check` still selects its own."""
 
 from __future__ import annotations
 
@@ -23,13 +24,16 @@ def _pytest_args(target: str) -> list[list[str]]:
     return [shlex.split(line)[3:] for line in _recipe(target) if "-m pytest" in line]
 
 
-def test_make_test_selects_every_test_and_test_fast_leaves_out_the_slow_ones():
+def test_make_test_and_test_heavy_select_every_test_and_test_fast_leaves_out_the_slow_ones():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "-m" not in shlex.split(options.get("addopts", "")), "a marker expression in addopts would apply to make test"
-    assert any(m.startswith("slow:") for m in options["markers"])
+    assert any(m.startswith("slow:") for m in options["markers"]) and any(m.startswith("heavy:") for m in options["markers"])
     suite = _pytest_args("test")[0]  # the first is .venv's suite; the second, tests/parity
-    assert "-m" not in suite and not [a for a in suite if a.startswith("tests/")], suite
+    assert suite[suite.index("-m") + 1] == "not heavy" and not [a for a in suite if a.startswith("tests/")], suite
+    [heavy] = _pytest_args("test-heavy")
+    assert heavy[heavy.index("-m") + 1] == "heavy" and not [a for a in heavy if a.startswith("tests/")], heavy
     [fast] = _pytest_args("test-fast")
     assert fast[fast.index("-m") + 1] == "not slow"
     [hub] = _pytest_args("hub-check")
     assert hub[hub.index("-m") + 1] == "slow" and "tests/test_hub_e2e.py" in hub
+

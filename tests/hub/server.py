@@ -254,9 +254,11 @@ class _HubHandler(BaseHTTPRequestHandler):
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
+        # recorded before the body goes out: a client that has read the whole answer finds it in the log
+        # (recorded after, a test that looked at once lost the race on a loaded machine)
+        self._record(status, 0 if self.command == "HEAD" else len(body))
         if self.command != "HEAD":
             self.wfile.write(body)
-        self._record(status, 0 if self.command == "HEAD" else len(body))
 
     def _json(self, payload, status: int = 200, headers: dict | None = None) -> None:
         self._send(status, json.dumps(payload).encode(), headers)
@@ -442,14 +444,14 @@ class _HubHandler(BaseHTTPRequestHandler):
             return self._record(status, 0)
         fault = self.hub._take_fault(path)
         if fault is not None and fault.after < len(data):
+            self._record(status, fault.after)
             self.wfile.write(data[: fault.after])
             self.wfile.flush()
-            self._record(status, fault.after)
             fault.hit.set()
             if fault.kind == "stall":
                 fault.release.wait(120)
             self.close_connection = True
             self.connection.shutdown(2)  # the client sees the body end early
             return
-        self.wfile.write(data)
         self._record(status, len(data))
+        self.wfile.write(data)
