@@ -36,4 +36,3 @@ def test_make_test_and_test_heavy_select_every_test_and_test_fast_leaves_out_the
     assert fast[fast.index("-m") + 1] == "not slow"
     [hub] = _pytest_args("hub-check")
     assert hub[hub.index("-m") + 1] == "slow" and "tests/test_hub_e2e.py" in hub
-
