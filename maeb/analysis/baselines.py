@@ -169,6 +169,50 @@ def baselines(spec, tables: dict, split: str, seed: int = 0) -> dict | None:
     return {"metric": metric, "draws": DRAWS, **values, "seed": seed}  # a closed form says draws 0
 
 
+SHUFFLED_POINTS = 0.10  # a shuffled control this far (main-score units) above chance and majority is warned about
+
+
+def with_shuffled(record: dict | None, shuffled: float | None, metric: str) -> dict | None:
+    """The baselines record with the label-shuffled control's score beside chance and majority
+    (maeb.tasktypes.control); a type without chance levels gets a record of the control alone."""
+    if shuffled is None:
+        return record
+    return {**(record or {"metric": metric}), "shuffled": round(float(shuffled), 6)}
+
+
+def shuffled_warning(record: dict | None, where: str) -> str | None:
+    """One line when the shuffled control sits SHUFFLED_POINTS or more above the higher of chance and
+    majority: the evaluator scores that much with labels the embeddings cannot predict."""
+    if not record or record.get("shuffled") is None or record.get("chance") is None:
+        return None
+    floor = max(record["chance"], record.get("majority") or 0.0)
+    if record["shuffled"] < floor + SHUFFLED_POINTS:
+        return None
+    return (
+        f"task {where}: the label-shuffled control scores {record['metric']} {record['shuffled']:.4f} against chance "
+        f"{record['chance']:.4f} (majority {record.get('majority', float('nan')):.4f}): the probe scores this much on "
+        "permuted training labels; suspect the split or the evaluator (a tiny split, a fold that leaks test labels)"
+    )
+
+
+def board_shuffled(board) -> dict[str, float]:
+    """Each board task's label-shuffled control as the board scores the task (the mean over the splits
+    and subsets its cells hold), for the tasks whose first result file records one."""
+    import json
+    from pathlib import Path
+
+    out: dict[str, float] = {}
+    for (_, task), scores in sorted(board.cells.items()):
+        if task in out or not scores or not scores[0].source.endswith(".json"):
+            continue
+        try:
+            record = json.loads(Path(scores[0].source).read_text(encoding="utf-8"))["maeb"]["baselines"]
+            out[task] = float(np.mean([record[s.split][s.subset]["shuffled"] for s in scores]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # no control recorded (not asked for, or another split's)
+    return out
+
+
 def board_baselines(board) -> dict[str, tuple[float, float]]:
     """Each board task's (chance, majority) as the board scores the task: the mean over the splits
     and subsets its cells hold, read from the first result file that records maeb.baselines (a

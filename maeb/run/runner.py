@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import tasktypes
-from ..analysis.baselines import baselines
+from ..analysis.baselines import baselines, shuffled_warning, with_shuffled
 from ..core.context import RunContext
 from ..core.errors import DataError, MaebError, ModelError, SpecError
 from ..core.identity import differences, encoder_identity
@@ -50,6 +50,7 @@ from ..results.write import (
 )
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec, distinct
+from ..tasktypes.control import SHUFFLED
 from .extend import Extension, merged_payload, pairs, wanted
 from .extend import plan as plan_extension
 from .numeric_env import numeric_env
@@ -284,9 +285,15 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, p
                 message = tie_warning(record, emb.meta.name, where)
                 if message:
                     emb.warn(message)
+            shuffled = result.info.pop(SHUFFLED, None)  # --controls shuffled: recorded beside the baselines
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
             baseline = baselines(spec, tables, split, state.seed)  # from the labels alone: cheap beside the evaluation
+            baseline = with_shuffled(baseline, shuffled, spec.main_score)
+            where = spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]"
+            alarm = shuffled_warning(baseline, where)
+            if alarm:
+                emb.warn(alarm)
             if baseline is not None:
                 baseline_records.setdefault(split, {})[subset] = baseline
         scores[split] = entries
@@ -667,6 +674,7 @@ def build_embedder(job: ResolvedRun, encoder, cache_dir: Path | None = None, dec
         call_batch_size=cfg.call_batch_size,
         perturbation=job.chain,
         window=job.window,
+        controls=cfg.controls,
     )
 
 
