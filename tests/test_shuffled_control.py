@@ -138,3 +138,24 @@ def test_the_multilabel_control_equals_an_independent_refit(tmp_path, folder):
         proba = np.stack([p[:, 1] for p in model.predict_proba(x_test)], axis=1)
         scores.append(label_ranking_average_precision_score(y_test, proba))
     assert got == pytest.approx(np.mean(scores), abs=1e-6)
+
+
+def test_boards_show_a_shuffled_column_only_where_recorded(tmp_path):
+    from maeb.analysis.report import _tasks_table, to_json, to_markdown_by_task
+
+    from .test_board_baselines import board
+
+    b = board(tmp_path)
+    assert "Shuffled" not in to_markdown_by_task(b) and "Shuffled" not in _tasks_table(b)
+    assert all("shuffled" not in t for t in to_json(b)["tasks"])
+    for (_, task), (score,) in b.cells.items():  # the Good task's results record the control
+        if task == "Good":
+            record = json.loads(Path(score.source).read_text())
+            record["maeb"]["baselines"]["test"]["default"]["shuffled"] = 0.123
+            Path(score.source).write_text(json.dumps(record))
+    text = to_markdown_by_task(b)
+    head = next(line for line in text.splitlines() if line.startswith("| Task"))
+    assert head.rstrip(" |").endswith("Chance | Majority | Shuffled")
+    assert "| 10.0 | 10.0 | 12.3 |" in text and "| 10.0 | 10.0 | – |" in text
+    assert "Shuffled" in _tasks_table(b) and ">12.3<" in _tasks_table(b)
+    assert {t["name"]: t.get("shuffled") for t in to_json(b)["tasks"]}["Good"] == 0.123
