@@ -49,7 +49,7 @@ def test_the_control_sits_at_chance_on_a_sound_task_and_only_when_asked(tmp_path
     record = result["maeb"]["baselines"]["test"]["default"]
     assert record["chance"] == 0.25 and result["scores"] == plain["scores"]  # mteb's scores untouched
     assert result["scores"]["test"][0]["main_score"] > 0.9
-    assert abs(record["shuffled"] - record["chance"]) < 0.1, record
+    assert abs(record["shuffled"] - record["chance"]) < 0.1 and record["shuffled_seconds"] >= 0, record
     assert not [w for w in result["maeb"]["data"]["warnings"] if "shuffled" in w]
     cv = _run(tmp_path, folder, "--controls", "shuffled", protocol="cross_validation = true\n")
     # 8 clips per fold: a fold's training part lacks what its test part holds, so a probe of permuted labels
@@ -95,7 +95,7 @@ def test_the_control_equals_an_independent_refit_on_the_same_draws(tmp_path, fol
 
     spec, tables = _tables(folder)
     emb = make_embedder(tmp_path, controls=("shuffled",))
-    got = classification.evaluate(tables, "test", emb, spec, tasktypes.TaskState(seed=42)).info["shuffled"]
+    got = classification.evaluate(tables, "test", emb, spec, tasktypes.TaskState(seed=42)).info["shuffled"]["score"]
     train, test = tables["train"], tables["test"]
     y_train, y_test = np.asarray(train["label"]), np.asarray(test["label"])
     x_test, _ = emb.audio(test["audio"])
@@ -123,7 +123,7 @@ def test_the_multilabel_control_equals_an_independent_refit(tmp_path, folder):
         tables[name] = Table({**table.columns, "label": [[a, b] for a, b in zip(table["label"], table["speaker"])]})
     emb = make_embedder(tmp_path, controls=("shuffled",))
     state = tasktypes.TaskState(seed=42)
-    got = multilabel.evaluate(tables, "test", emb, spec, state).info["shuffled"]
+    got = multilabel.evaluate(tables, "test", emb, spec, state).info["shuffled"]["score"]
     train, test = tables["train"], tables["test"]
     state = tasktypes.TaskState(seed=42)
     draws = [multilabel.grow_sample(train["label"], 8, state.np_rng) for _ in range(3)]

@@ -172,12 +172,13 @@ def baselines(spec, tables: dict, split: str, seed: int = 0) -> dict | None:
 SHUFFLED_POINTS = 0.10  # a shuffled control this far (main-score units) above chance and majority is warned about
 
 
-def with_shuffled(record: dict | None, shuffled: float | None, metric: str) -> dict | None:
-    """The baselines record with the label-shuffled control's score beside chance and majority
-    (maeb.tasktypes.control); a type without chance levels gets a record of the control alone."""
-    if shuffled is None:
+def with_shuffled(record: dict | None, shuffled: dict | None, metric: str) -> dict | None:
+    """The baselines record with the label-shuffled control (maeb.tasktypes.control's info entry:
+    score and seconds) beside chance and majority; a type without chance levels gets a record of the
+    control alone. A control with no score (no experiment had the metric) adds nothing."""
+    if not shuffled or shuffled.get("score") is None:
         return record
-    return {**(record or {"metric": metric}), "shuffled": round(float(shuffled), 6)}
+    return {**(record or {"metric": metric}), "shuffled": shuffled["score"], "shuffled_seconds": shuffled["seconds"]}
 
 
 def shuffled_warning(record: dict | None, where: str) -> str | None:

@@ -155,6 +155,10 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     experiment's scores."""
     p = spec.protocol
     audio, label = spec.data.audio_column, spec.data.label_column
+
+    def _refit(x_train, y_train, x_eval, y_eval) -> float | None:  # the shuffled control's experiment
+        return label_metrics(y_eval, _fit_predict(x_train, y_train, x_eval, p, probe_of(emb))).get(spec.main_score)
+
     table = data[split]
     table.require([audio], "audio")
     table.require([label], "label")
@@ -175,23 +179,20 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         for train_idx, _ in folds:
             chosen, idxs = undersample(y[train_idx], idxs, p["samples_per_label"], p["seed"])
             draws.append(chosen)
-        results, blocks, shuffled = [], [], []
+        results, blocks = [], []
         classes = perclass.classes(y.tolist())
         correct = np.zeros(len(y))
-        rng = control.generator(p) if control.wanted(emb) else None
+        shuffled = control.of(emb, p)
         for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
             pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
             results.append(label_metrics(y[test_idx], pred))
             blocks.append(perclass.single_label(y[test_idx], pred, classes))
             correct[test_idx] = pred == y[test_idx]
-            if rng is not None:  # the same fold and draw, its training labels permuted (maeb.tasktypes.control)
-                fake = _fit_predict(
-                    x[train_idx][chosen], control.permuted(y[train_idx][chosen], rng), x[test_idx], p, probe_of(emb)
-                )
-                shuffled.append(label_metrics(y[test_idx], fake).get(spec.main_score))
+            if shuffled is not None:  # the same fold and draw, its training labels permuted (maeb.tasktypes.control)
+                shuffled.add(_refit, x[train_idx][chosen], y[train_idx][chosen], x[test_idx], y[test_idx])
         # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
         emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
-        info: dict = {} if rng is None else {control.SHUFFLED: control.score(shuffled)}
+        info: dict = {} if shuffled is None else shuffled.info()
         if columns:
             kept = {c: v[ok] for c, v in nuisance.items()}
             info["confounds"] = confound.run(emb, x, y, kept, p, _confound_metric(spec), probe_of(emb))
@@ -218,21 +219,20 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         train = train.where([i not in bad for i in range(len(train))])
     balance_notice(emb, y_train, y_test, p, f"{spec.data.train_split} split")
     position = {row: j for j, row in enumerate(union)}
-    results, blocks, shuffled = [], [], []
+    results, blocks = [], []
     classes = perclass.classes(y_train.tolist() + y_test.tolist())
     correct = np.zeros(len(y_test))
-    rng = control.generator(p) if control.wanted(emb) else None
+    shuffled = control.of(emb, p)
     for chosen in emb.progress(draws, "experiments"):
         rows = [position[i] for i in chosen]
         pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
         results.append(label_metrics(y_test, pred))
         blocks.append(perclass.single_label(y_test, pred, classes))
         correct += (pred == y_test) / len(draws)
-        if rng is not None:  # the same draw, its training labels permuted (maeb.tasktypes.control)
-            fake = _fit_predict(x_union[rows], control.permuted(y_train[chosen], rng), x_test, p, probe_of(emb))
-            shuffled.append(label_metrics(y_test, fake).get(spec.main_score))
+        if shuffled is not None:  # the same draw, its training labels permuted (maeb.tasktypes.control)
+            shuffled.add(_refit, x_union[rows], y_train[chosen], x_test, y_test)
     emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
-    info = {} if rng is None else {control.SHUFFLED: control.score(shuffled)}
+    info = {} if shuffled is None else shuffled.info()
     if columns:  # the pool: the drawn training clips and the evaluated ones
         pool_x = np.concatenate([x_union, x_test])
         pool_y = np.concatenate([np.asarray(y_train[union], dtype=object), np.asarray(y_test, dtype=object)])

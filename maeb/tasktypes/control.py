@@ -12,6 +12,8 @@ labels recalls the wrong labels (maeb.run.runner.shared_clips reports those)."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 SHUFFLED = "shuffled"
@@ -23,18 +25,36 @@ def wanted(emb) -> bool:
     return SHUFFLED in (getattr(emb, "controls", None) or ())
 
 
-def generator(p: dict) -> np.random.Generator:
-    """The control's permutations, from the task's seed (a new generator per split and subset)."""
-    return np.random.default_rng(p["seed"])
-
-
 def permuted(labels, rng: np.random.Generator):
     """The training labels (rows of an array, or a list) permuted among the drawn clips."""
     order = rng.permutation(len(labels))
     return labels[order] if isinstance(labels, np.ndarray) else [labels[i] for i in order]
 
 
-def score(per_experiment: list[float | None]) -> float | None:
-    """The control's main score: the mean over the experiments that have one (as mean_scores)."""
-    values = [v for v in per_experiment if v is not None]
-    return round(float(np.mean(values)), 6) if values else None
+class Shuffled:
+    """One evaluation's control: its permutations (seeded with the task's seed, in the evaluator's
+    order of experiments), each experiment's main score, and the seconds its refits took."""
+
+    def __init__(self, p: dict):
+        self.rng = np.random.default_rng(p["seed"])
+        self.scores: list[float | None] = []
+        self.seconds = 0.0
+
+    def add(self, refit, x_train, y_train, *rest) -> None:
+        """One experiment on permuted training labels: refit(x_train, permuted y_train, *rest) gives its
+        main score, kept with the seconds it took."""
+        started = time.perf_counter()
+        self.scores.append(refit(x_train, permuted(y_train, self.rng), *rest))
+        self.seconds += time.perf_counter() - started
+
+    def info(self) -> dict:
+        """The evaluation's info entry: the mean main score over the experiments that have one (as
+        mean_scores), and the refits' seconds (what the control costs beside the evaluation)."""
+        values = [v for v in self.scores if v is not None]
+        score = round(float(np.mean(values)), 6) if values else None
+        return {SHUFFLED: {"score": score, "seconds": round(self.seconds, 3)}}
+
+
+def of(emb, p: dict) -> Shuffled | None:
+    """The evaluation's control when the run asked for it, else None."""
+    return Shuffled(p) if wanted(emb) else None
