@@ -66,7 +66,10 @@ def test_a_control_far_above_chance_warns_in_one_line(tmp_path, folder, monkeypa
     assert record["shuffled"] > 0.9
     (line,) = [w for w in result["maeb"]["data"]["warnings"] if "label-shuffled control" in w]
     assert "ShuffledTones" in line and "0.2500" in line and f"{record['shuffled']:.4f}" in line and "\n" not in line
-    assert shuffled_warning({"metric": "accuracy", "chance": 0.25, "majority": 0.25, "shuffled": 0.3}, "T") is None
+    level = {"metric": "accuracy", "chance": 0.25, "majority": 0.25}
+    assert shuffled_warning({**level, "shuffled": 0.3}, "T") is None  # under SHUFFLED_POINTS above
+    assert shuffled_warning({**level, "shuffled": 0.4, "shuffled_error": 0.06}, "T") is None  # luck: 2.5 errors
+    assert "T: the label-shuffled control" in (shuffled_warning({**level, "shuffled": 0.4, "shuffled_error": 0.04}, "T") or "")
 
 
 def test_an_unknown_control_is_refused_naming_it(tmp_path, folder):

@@ -52,7 +52,9 @@ class Shuffled:
         mean_scores), and the refits' seconds (what the control costs beside the evaluation)."""
         values = [v for v in self.scores if v is not None]
         score = round(float(np.mean(values)), 6) if values else None
-        return {SHUFFLED: {"score": score, "seconds": round(self.seconds, 3)}}
+        # the standard error of that mean over the experiments: how far above chance luck alone puts it
+        error = round(float(np.std(values, ddof=1) / np.sqrt(len(values))), 6) if len(values) > 1 else None
+        return {SHUFFLED: {"score": score, "error": error, "seconds": round(self.seconds, 3)}}
 
 
 def of(emb, p: dict) -> Shuffled | None:
