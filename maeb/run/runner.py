@@ -50,7 +50,7 @@ from ..results.write import (
 )
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec, distinct
-from ..tasktypes.control import SHUFFLED
+from ..tasktypes.control import CONTROLLED, SHUFFLED
 from .extend import Extension, merged_payload, pairs, wanted
 from .extend import plan as plan_extension
 from .numeric_env import numeric_env
@@ -386,6 +386,18 @@ def _observed_dim(meta: ModelMeta, dim: int | None, log) -> ModelMeta:
     return replace(meta, embed_dim=dim)
 
 
+def _has_controls(path: Path, spec: TaskSpec) -> bool:
+    """Whether a result records the shuffled control (a report option, not part of the identity), or
+    its type computes none (nothing to run again for)."""
+    if spec.type not in CONTROLLED:
+        return True
+    try:
+        splits = json.loads(path.read_text(encoding="utf-8"))["maeb"]["baselines"]
+        return any("shuffled" in record for subsets in splits.values() for record in subsets.values())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False  # no baselines record: run again, which writes one
+
+
 def _has_per_item(path: Path) -> bool:
     """Whether a result has its per-item files beside it (a report option, not part of the identity)."""
     from ..analysis.paired import PER_ITEM_FILE
@@ -456,6 +468,9 @@ def run(
             status = "incomplete-report"
         if status == "done" and path is not None and cfg.per_item and not _has_per_item(path):
             log(f"{spec.name}: the result at {path} has no per-item scores; running it again")
+            status = "incomplete-report"
+        if status == "done" and path is not None and cfg.controls and not _has_controls(path, spec):
+            log(f"{spec.name}: the result at {path} has no {', '.join(cfg.controls)} control; running it again")
             status = "incomplete-report"
         if status == "done" and path is not None:  # (done: read from its file)
             summary.skipped_existing.append(spec.name)

@@ -18,6 +18,7 @@ import numpy as np
 
 SHUFFLED = "shuffled"
 CONTROLS = (SHUFFLED,)
+CONTROLLED = ("classification", "multilabel")  # the task types that compute it (the trained probes)
 
 
 def wanted(emb) -> bool:
