@@ -162,3 +162,28 @@ def test_boards_show_a_shuffled_column_only_where_recorded(tmp_path):
     assert "| 10.0 | 10.0 | 12.3 |" in text and "| 10.0 | 10.0 | – |" in text
     assert "Shuffled" in _tasks_table(b) and ">12.3<" in _tasks_table(b)
     assert {t["name"]: t.get("shuffled") for t in to_json(b)["tasks"]}["Good"] == 0.123
+
+
+def test_duplicated_test_clips_in_training_leave_the_control_at_chance(tmp_path, folder):
+    """What the control does not detect: a train split holding copies of the test clips. A probe of
+    permuted labels recalls the wrong labels for them, so the control stays at chance; the run's
+    shared-clip check (train_eval_shared_clips) is what names that leak."""
+    import csv
+    import shutil
+
+    leaky = tmp_path / "leaky"
+    shutil.copytree(folder, leaky)
+    with open(leaky / "metadata.csv", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in [r for r in rows if r["split"] == "test"]:
+        copy = row["file_name"].replace("audio/", "audio/dup_")
+        shutil.copy(leaky / row["file_name"], leaky / copy)
+        rows.append({**row, "file_name": copy, "split": "train"})
+    with open(leaky / "metadata.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    result = _run(tmp_path, leaky, "--controls", "shuffled")
+    assert result["maeb"]["data"]["train_eval_shared_clips"] == 40
+    assert result["maeb"]["baselines"]["test"]["default"]["shuffled"] < 0.35
+    assert not [w for w in result["maeb"]["data"]["warnings"] if "label-shuffled control" in w]
