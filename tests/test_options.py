@@ -115,6 +115,7 @@ def samples(tmp_path: Path) -> dict:
         "layers": (["--layers", "0,2"], "0,2", "0,2", "0,2"),
         "duration_buckets": (["--duration-buckets", "10,30"], "10,30", (10.0, 30.0), (10.0, 30.0)),
         "per_item": (["--per-item"], True, True, True),
+        "controls": (["--controls", "shuffled"], "shuffled", ("shuffled",), ("shuffled",)),
         "raise_error": (["--raise-error"], False, True, False),
         "stability_replays": (["--stability-replays", "0"], 0, 0, 0),
         "debug": (["--debug"], True, True, True),

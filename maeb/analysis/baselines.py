@@ -169,6 +169,59 @@ def baselines(spec, tables: dict, split: str, seed: int = 0) -> dict | None:
     return {"metric": metric, "draws": DRAWS, **values, "seed": seed}  # a closed form says draws 0
 
 
+# a shuffled control is warned about when it sits above the higher of chance and majority by at least
+# SHUFFLED_POINTS (main-score units) and SHUFFLED_ERRORS of its standard errors over the experiments:
+# on a tiny split luck alone moves it (MAEB-lite's LiteBirdSpecies, 96 clips: 0.271 +- 0.051 against 0.167)
+SHUFFLED_POINTS = 0.10
+SHUFFLED_ERRORS = 3.0
+
+
+def with_shuffled(record: dict | None, shuffled: dict | None, metric: str) -> dict | None:
+    """The baselines record with the label-shuffled control (maeb.tasktypes.control's info entry:
+    score and seconds) beside chance and majority; a type without chance levels gets a record of the
+    control alone. A control with no score (no experiment had the metric) adds nothing."""
+    if not shuffled or shuffled.get("score") is None:
+        return record
+    extra = {"shuffled": shuffled["score"], "shuffled_error": shuffled.get("error"), "shuffled_seconds": shuffled["seconds"]}
+    return {**(record or {"metric": metric}), **extra}
+
+
+def shuffled_warning(record: dict | None, where: str) -> str | None:
+    """One line when the shuffled control sits above the higher of chance and majority by SHUFFLED_POINTS
+    and SHUFFLED_ERRORS standard errors or more: the evaluator scores that much with labels the
+    embeddings cannot predict, more than luck over its experiments explains."""
+    if not record or record.get("shuffled") is None or record.get("chance") is None:
+        return None
+    floor = max(record["chance"], record.get("majority") or 0.0)
+    error = record.get("shuffled_error") or 0.0
+    if record["shuffled"] < floor + max(SHUFFLED_POINTS, SHUFFLED_ERRORS * error):
+        return None
+    return (
+        f"task {where}: the label-shuffled control scores {record['metric']} {record['shuffled']:.4f} "
+        f"(+-{error:.4f}) against chance {record['chance']:.4f} (majority {record.get('majority', float('nan')):.4f}): "
+        "the probe scores this much on permuted training labels; suspect the evaluator or the split (labels reaching "
+        "the probe's training part, test clips drawn for training, a class order the folds follow)"
+    )
+
+
+def board_shuffled(board) -> dict[str, float]:
+    """Each board task's label-shuffled control as the board scores the task (the mean over the splits
+    and subsets its cells hold), for the tasks whose first result file records one."""
+    import json
+    from pathlib import Path
+
+    out: dict[str, float] = {}
+    for (_, task), scores in sorted(board.cells.items()):
+        if task in out or not scores or not scores[0].source.endswith(".json"):
+            continue
+        try:
+            record = json.loads(Path(scores[0].source).read_text(encoding="utf-8"))["maeb"]["baselines"]
+            out[task] = float(np.mean([record[s.split][s.subset]["shuffled"] for s in scores]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # no control recorded (not asked for, or another split's)
+    return out
+
+
 def board_baselines(board) -> dict[str, tuple[float, float]]:
     """Each board task's (chance, majority) as the board scores the task: the mean over the splits
     and subsets its cells hold, read from the first result file that records maeb.baselines (a

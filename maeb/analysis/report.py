@@ -100,10 +100,11 @@ def to_csv_by_task(board: Board) -> str:
 def to_json(board: Board) -> dict:
     """The leaderboard's JSON results file: tasks, per-model ranks, means and scores (6 places), the
     uncertainty where computed; `generated` is the time of writing in UTC. A task's chance and majority
-    levels (None where its results record none) and why it separates no models (None where it does)."""
-    from .baselines import board_baselines
+    levels (None where its results record none), why it separates no models (None where it does) and,
+    where its results record one, its label-shuffled control (`shuffled`)."""
+    from .baselines import board_baselines, board_shuffled
 
-    base = board_baselines(board)
+    base, shuffled = board_baselines(board), board_shuffled(board)
     flat = _flat(board, base)
     return {
         "benchmark": board.benchmark,
@@ -122,6 +123,7 @@ def to_json(board: Board) -> dict:
                 "chance": _num(base[t.name][0]) if t.name in base else None,
                 "majority": _num(base[t.name][1]) if t.name in base else None,
                 "not_separating": flat.get(t.name),
+                **({"shuffled": _num(shuffled[t.name])} if t.name in shuffled else {}),  # only where recorded
             }
             for t in board.tasks
         ],
@@ -251,8 +253,9 @@ def to_markdown(board: Board, per_task=None) -> str:
 
 
 def to_markdown_by_task(board: Board) -> str:
-    """Tasks as rows and models as columns: readable when there are few models."""
-    from .baselines import board_baselines
+    """Tasks as rows and models as columns: readable when there are few models. Chance and Majority
+    columns where results record baselines, a Shuffled column where they record the shuffled control."""
+    from .baselines import board_baselines, board_shuffled
 
     base = board_baselines(board)
     flat = _flat(board, base)
@@ -272,6 +275,11 @@ def to_markdown_by_task(board: Board) -> str:
         head += ["Chance", "Majority"]
         for row, t in zip(rows, board.tasks):
             row += [pct(v) for v in base[t.name]] if t.name in base else ["–", "–"]
+    shuffled = board_shuffled(board)
+    if shuffled:  # the label-shuffled control, only where a run recorded it (--controls shuffled)
+        head.append("Shuffled")
+        for row, t in zip(rows, board.tasks):
+            row.append(pct(shuffled[t.name]) if t.name in shuffled else "–")
     notes = [n for n in (_flat_note(flat), _clustering_note(board, base)) if n]
     return "\n".join(markdown_table(head, rows)) + "\n" + "".join("\n" + n + "\n" for n in notes)
 
@@ -329,11 +337,12 @@ def _tie_span(row, task: str | None = None) -> str:
 
 def _tasks_table(board: Board) -> str:
     """Tasks as rows, models as columns."""
-    from .baselines import board_baselines
+    from .baselines import board_baselines, board_shuffled
 
     head = ["Task", "Type", *(r.model for r in board.rows)]
-    base = board_baselines(board)
+    base, shuffled = board_baselines(board), board_shuffled(board)
     head += ["Chance", "Majority"] if base else []
+    head += ["Shuffled"] if shuffled else []  # only where a run recorded the control (--controls shuffled)
     rows = []
     for t in board.tasks:
         cells = [cell(t.name, html.escape(t.name)), cell(t.type, html.escape(t.type))]
@@ -343,6 +352,8 @@ def _tasks_table(board: Board) -> str:
         ]
         if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
             cells += [cell(v, pct(v)) for v in base.get(t.name, (None, None))]
+        if shuffled:
+            cells.append(cell(shuffled.get(t.name), pct(shuffled[t.name]) if t.name in shuffled else "–"))
         rows.append(cells)
     return "<h2>Tasks</h2>\n" + html_table(head, rows, "tasks")
 

@@ -84,6 +84,7 @@ class Embedder:
         call_batch_size: int | None = None,
         perturbation=None,
         window=None,
+        controls: tuple[str, ...] = (),
     ):
         if on_bad_audio not in ("error", "skip"):
             raise ValueError("on_bad_audio must be 'error' or 'skip'")
@@ -102,6 +103,7 @@ class Embedder:
         self.max_samples: int | None = None
         self.policy = policy
         self.generated_dir: Path | None = None  # where a text-to-audio system's clips go (set per task by the runner)
+        self.controls = tuple(controls)  # the run's controls the evaluators compute (maeb.tasktypes.control)
         self.perturbation = perturbation  # a maeb.audio.perturb.Chain: clips are seen through it (maeb.audio.perturbed)
         if policy is None and (has_audio(encoder) or callable(getattr(encoder, "generate", None))):
             self.policy = replace(length_policy(encoder), resampler=self.protocol.resampler)

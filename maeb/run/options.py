@@ -233,6 +233,12 @@ class RunOptions:
         "for python -m maeb compare --models",
         cli={"flags": ("--per-item",), "action": "store_true"},
     )
+    controls: tuple[str, ...] = _opt(
+        (),
+        "controls computed beside each score: shuffled (the trained probes refit on permuted training labels, same "
+        "draws and folds; its score goes to maeb.baselines; about one more probe fit per experiment, docs/checks.md)",
+        cli={"flags": ("--controls",), "metavar": "shuffled"},
+    )
     raise_error: bool = _opt(
         True,
         "stop at the first task that cannot load or evaluate; False: record it (summary.failed), run the others",
@@ -284,6 +290,13 @@ class RunOptions:
         set_(self, "endpoints", dict(self.endpoints or {}))
         set_(self, "perturb", (self.perturb,) if isinstance(self.perturb, str) else tuple(self.perturb or ()))
         set_(self, "duration_buckets", _edges(self.duration_buckets))
+        set_(self, "controls", _names(self.controls))
+
+
+def _names(value) -> tuple[str, ...]:
+    """A comma-separated list (the command line's --controls a,b) or a sequence, as a tuple of names."""
+    parts = value.split(",") if isinstance(value, str) else list(value or ())
+    return tuple(str(v).strip() for v in parts if str(v).strip())
 
 
 def _edges(value) -> tuple[float, ...] | None:
@@ -527,6 +540,11 @@ def check_options(options: RunOptions) -> None:
         from .layers import parse_layers
 
         parse_layers(options.layers)  # the syntax now; the range once the model is loaded
+    from ..tasktypes.control import CONTROLS
+
+    unknown = [c for c in options.controls if c not in CONTROLS]
+    if unknown:
+        raise SpecError(f"controls: {', '.join(map(repr, unknown))} is not a control maeb computes; known: {', '.join(CONTROLS)}")
     for name, allowed in (("on_bad_audio", ("error", "skip")), ("on_leak", ("warn", "error"))):
         if getattr(options, name) not in allowed:
             raise SpecError(f"{name} must be {' or '.join(map(repr, allowed))}, not {getattr(options, name)!r}")

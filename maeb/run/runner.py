@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import tasktypes
-from ..analysis.baselines import baselines
+from ..analysis.baselines import baselines, shuffled_warning, with_shuffled
 from ..core.context import RunContext
 from ..core.errors import DataError, MaebError, ModelError, SpecError
 from ..core.identity import differences, encoder_identity
@@ -50,6 +50,7 @@ from ..results.write import (
 )
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec, distinct
+from ..tasktypes.control import CONTROLLED, SHUFFLED
 from .extend import Extension, merged_payload, pairs, wanted
 from .extend import plan as plan_extension
 from .numeric_env import numeric_env
@@ -284,9 +285,15 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, p
                 message = tie_warning(record, emb.meta.name, where)
                 if message:
                     emb.warn(message)
+            shuffled = result.info.pop(SHUFFLED, None)  # --controls shuffled: recorded beside the baselines
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
             baseline = baselines(spec, tables, split, state.seed)  # from the labels alone: cheap beside the evaluation
+            baseline = with_shuffled(baseline, shuffled, spec.main_score)
+            where = spec.name + ("" if subset == "default" else f"/{subset}") + f" [{split}]"
+            alarm = shuffled_warning(baseline, where)
+            if alarm:
+                emb.warn(alarm)
             if baseline is not None:
                 baseline_records.setdefault(split, {})[subset] = baseline
         scores[split] = entries
@@ -379,6 +386,18 @@ def _observed_dim(meta: ModelMeta, dim: int | None, log) -> ModelMeta:
     return replace(meta, embed_dim=dim)
 
 
+def _has_controls(path: Path, spec: TaskSpec) -> bool:
+    """Whether a result records the shuffled control (a report option, not part of the identity), or
+    its type computes none (nothing to run again for)."""
+    if spec.type not in CONTROLLED:
+        return True
+    try:
+        splits = json.loads(path.read_text(encoding="utf-8"))["maeb"]["baselines"]
+        return any("shuffled" in record for subsets in splits.values() for record in subsets.values())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False  # no baselines record: run again, which writes one
+
+
 def _has_per_item(path: Path) -> bool:
     """Whether a result has its per-item files beside it (a report option, not part of the identity)."""
     from ..analysis.paired import PER_ITEM_FILE
@@ -449,6 +468,9 @@ def run(
             status = "incomplete-report"
         if status == "done" and path is not None and cfg.per_item and not _has_per_item(path):
             log(f"{spec.name}: the result at {path} has no per-item scores; running it again")
+            status = "incomplete-report"
+        if status == "done" and path is not None and cfg.controls and not _has_controls(path, spec):
+            log(f"{spec.name}: the result at {path} has no {', '.join(cfg.controls)} control; running it again")
             status = "incomplete-report"
         if status == "done" and path is not None:  # (done: read from its file)
             summary.skipped_existing.append(spec.name)
@@ -667,6 +689,7 @@ def build_embedder(job: ResolvedRun, encoder, cache_dir: Path | None = None, dec
         call_batch_size=cfg.call_batch_size,
         perturbation=job.chain,
         window=job.window,
+        controls=cfg.controls,
     )
 
 

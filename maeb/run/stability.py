@@ -106,6 +106,8 @@ class ReplayEmbedder:
     record keeps the base run's). Where an evaluator walks its experiments (`progress` over the
     few-shot draws or folds), the replay hands it only the block it refits and notes which."""
 
+    controls: tuple[str, ...] = ()  # a replay measures the score's band; the controls are the base run's
+
     def __init__(self, emb, eps: dict[str, float], seed: int, block: int | None = None):
         from ..engine.taskrecord import TaskRecord
 

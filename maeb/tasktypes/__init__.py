@@ -149,6 +149,7 @@ SERVICES = {
     "warn": "warn(message): logged once and kept in the result",
     "context": "the task, subset and split being evaluated (for messages)",
     "ctx": "the run's context: cache_dir, device",
+    "controls": "the run's controls the evaluators compute (--controls; maeb.tasktypes.control)",
     "perturb_frames": "optional: a stability replay's noise on time-resolved frames",
 }
 

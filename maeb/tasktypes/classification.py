@@ -17,7 +17,7 @@ from sklearn.model_selection import KFold
 
 from ..core.errors import DataError
 from ..metrics import perclass
-from . import Evaluation, Param, confound, keep_valid, make_params
+from . import Evaluation, Param, confound, control, keep_valid, make_params
 from .probe import linear_probe, probe_of
 
 NAME = "classification"
@@ -155,6 +155,10 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     experiment's scores."""
     p = spec.protocol
     audio, label = spec.data.audio_column, spec.data.label_column
+
+    def _refit(x_train, y_train, x_eval, y_eval) -> float | None:  # the shuffled control's experiment
+        return label_metrics(y_eval, _fit_predict(x_train, y_train, x_eval, p, probe_of(emb))).get(spec.main_score)
+
     table = data[split]
     table.require([audio], "audio")
     table.require([label], "label")
@@ -178,14 +182,17 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
         results, blocks = [], []
         classes = perclass.classes(y.tolist())
         correct = np.zeros(len(y))
+        shuffled = control.of(emb, p)
         for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
             pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
             results.append(label_metrics(y[test_idx], pred))
             blocks.append(perclass.single_label(y[test_idx], pred, classes))
             correct[test_idx] = pred == y[test_idx]
+            if shuffled is not None:  # the same fold and draw, its training labels permuted (maeb.tasktypes.control)
+                shuffled.add(_refit, x[train_idx][chosen], y[train_idx][chosen], x[test_idx], y[test_idx])
         # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
         emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
-        info = {}
+        info: dict = {} if shuffled is None else shuffled.info()
         if columns:
             kept = {c: v[ok] for c, v in nuisance.items()}
             info["confounds"] = confound.run(emb, x, y, kept, p, _confound_metric(spec), probe_of(emb))
@@ -215,14 +222,17 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     results, blocks = [], []
     classes = perclass.classes(y_train.tolist() + y_test.tolist())
     correct = np.zeros(len(y_test))
+    shuffled = control.of(emb, p)
     for chosen in emb.progress(draws, "experiments"):
         rows = [position[i] for i in chosen]
         pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
         results.append(label_metrics(y_test, pred))
         blocks.append(perclass.single_label(y_test, pred, classes))
         correct += (pred == y_test) / len(draws)
+        if shuffled is not None:  # the same draw, its training labels permuted (maeb.tasktypes.control)
+            shuffled.add(_refit, x_union[rows], y_train[chosen], x_test, y_test)
     emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
-    info = {}
+    info = {} if shuffled is None else shuffled.info()
     if columns:  # the pool: the drawn training clips and the evaluated ones
         pool_x = np.concatenate([x_union, x_test])
         pool_y = np.concatenate([np.asarray(y_train[union], dtype=object), np.asarray(y_test, dtype=object)])

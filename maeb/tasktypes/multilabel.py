@@ -20,7 +20,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from ..core.errors import DataError
 from ..data.sampling import iterative_stratified_subset
 from ..metrics import perclass
-from . import Evaluation, Param, keep_valid
+from . import Evaluation, Param, control, keep_valid
 from .probe import linear_probe, probe_of
 
 NAME = "multilabel"
@@ -135,13 +135,20 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     y_test = binarizer.fit_transform([test_labels[i] for i in kept])
     known = set(binarizer.classes_)
     results, blocks = [], []
+    shuffled = control.of(emb, p)
+
+    def _refit(x_train, y_train) -> float | None:  # the shuffled control's experiment
+        return _scores(y_test, x_test, x_train, y_train, p, probe_of(emb))[0].get(spec.main_score)
+
     for chosen in emb.progress(draws, "experiments"):
         x_train = x_union[[position[i] for i in chosen]]
         y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
         scores, block = _scores(y_test, x_test, x_train, y_train, p, probe_of(emb), list(binarizer.classes_))
         results.append(scores)
         blocks.append(block)
+        if shuffled is not None:  # the same draw, its label sets permuted among its clips (maeb.tasktypes.control)
+            shuffled.add(_refit, x_train, y_train)
     out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
     out["scores_per_experiment"] = results
     out["per_class"] = perclass.mean_blocks(blocks)
-    return Evaluation(out)
+    return Evaluation(out, {} if shuffled is None else shuffled.info())
