@@ -137,3 +137,32 @@ def test_selection_ran_every_cell(report, parity):
 def test_no_unexplained_difference(report, parity):
     bad = parity.failures(report)
     assert not bad, f"{len(bad)} cell(s) differ, crashed or lack a result file:\n{report['text']}"
+
+
+def test_every_cell_is_equal_on_this_machine(report):
+    """EXPLAINED is empty and the band judges only another CPU's rounding: on the machine the
+    checkpoints were built on, a cell that reads "explained" hides a difference (maeb's per-class
+    blocks were once accepted "by band" as a key mteb does not write)."""
+    assert [c for c in report["cells"] if c["status"] != "equal"] == [], report["text"]
+
+
+def test_a_key_on_one_side_only_is_never_explained_by_a_band(parity):
+    diffs = [
+        parity.Diff("test/default/main_score", "main_score", 0.50, 0.501, 0.001),
+        parity.Diff("test/default/extra", "extra", "<absent>", 1.0, math.inf),
+    ]
+    band = {"maeb": {"stability": {"method": "replay", "replays": 8, "eps": {"audio": "2e-06"}, "band": 0.01}}}
+    parity.judge_by_band(diffs, band)
+    assert not any(d.accepted for d in diffs)
+
+
+def test_maeb_s_per_class_blocks_are_not_differences_but_mteb_writing_one_would_be(parity):
+    entry = {"hf_subset": "default", "main_score": 0.5, "accuracy": 0.5}
+    with_block = {**entry, "per_class": {"labels": ["a", "b"], "f1": [0.4, 0.6]}}
+    assert parity.compare_scores({"test": [entry]}, {"test": [with_block]}) == []
+    assert {d.path for d in parity.compare_scores({"test": [with_block]}, {"test": [entry]})} == {
+        "test/default/per_class.f1[0]",
+        "test/default/per_class.f1[1]",
+        "test/default/per_class.f1.len",
+        "test/default/per_class.labels",
+    }
