@@ -106,19 +106,21 @@ def test_robustness_curves_come_from_robust_json(tmp_path):
     assert figures.robustness([]) is None
 
 
+def _write_duration_result(root, model: str, rows: list[dict], edges: list[float]) -> None:
+    """A result file of task T whose test split records duration-bucket scores (maeb.analysis.durations' shape)."""
+    entry = {"duration_buckets": {"metric": "accuracy", "edges": edges, "rows": rows}}
+    payload = {"task_name": "T", "maeb": {"identity": {"encoder": {"name": model}}, "evaluation": {"test": {"default": entry}}}}
+    folder = root / model.replace("/", "__") / "1"
+    folder.mkdir(parents=True)
+    (folder / "T.json").write_text(json.dumps(payload))
+
+
 def test_duration_curves_come_from_duration_buckets(tmp_path):
     from maeb.analysis import figures
 
     for model, scores in (("org/a", [0.9, 0.6]), ("org/b", [0.5, 0.7])):
         rows = [{"bucket": b, "score": v, "items": 4} for b, v in zip(["0-2 s", "2-10 s"], scores)]
-        entry = {"duration_buckets": {"metric": "accuracy", "edges": [2.0], "rows": rows}}
-        payload = {
-            "task_name": "T",
-            "maeb": {"identity": {"encoder": {"name": model}}, "evaluation": {"test": {"default": entry}}},
-        }
-        folder = tmp_path / model.replace("/", "__") / "1"
-        folder.mkdir(parents=True)
-        (folder / "T.json").write_text(json.dumps(payload))
+        _write_duration_result(tmp_path, model, rows, [2.0])
     fig = figures.duration_curves([tmp_path])
     assert fig is not None
     figures.write([fig], tmp_path / "out", ["svg"])
@@ -307,14 +309,7 @@ def test_line_figures_align_steps_and_leave_gaps_for_missing(tmp_path):
 
     for model, buckets in (("org/a", ["<1 s", "1-2 s", ">=2 s"]), ("org/b", ["1-2 s", ">=2 s"])):
         rows = [{"bucket": b, "score": 0.5 + 0.1 * i, "items": 4 + i} for i, b in enumerate(buckets)]
-        entry = {"duration_buckets": {"metric": "accuracy", "edges": [1.0, 2.0], "rows": rows}}
-        payload = {
-            "task_name": "T",
-            "maeb": {"identity": {"encoder": {"name": model}}, "evaluation": {"test": {"default": entry}}},
-        }
-        folder = tmp_path / model.replace("/", "__") / "1"
-        folder.mkdir(parents=True)
-        (folder / "T.json").write_text(json.dumps(payload))
+        _write_duration_result(tmp_path, model, rows, [1.0, 2.0])
     fig = figures.duration_curves([tmp_path])
     assert fig is not None
     ax = fig.figure.axes[0]
