@@ -201,7 +201,9 @@ def evaluate(data, split, emb, spec, state) -> Evaluation:
     train = data[spec.data.train_split]
     train.require([audio, label], "train split")
     test_nuisance = confound.nuisance_values(table, columns, f"{spec.name} {split}")
-    confound.nuisance_values(train, columns, f"{spec.name} {spec.data.train_split}")
+    confound.nuisance_values(
+        train, columns, f"{spec.name} {spec.data.train_split}"
+    )  # checked; read again once bad clips are dropped
     x_test, ok_test = emb.audio(table[audio])
     x_test, y_test = keep_valid(ok_test, x_test, _encode_labels(table[label]))
     while True:  # re-draw if a drawn training clip turns out undecodable (skip mode only)
