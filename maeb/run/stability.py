@@ -247,14 +247,23 @@ def simulate(samples: list[float], experiments: int, rng: np.random.Generator, m
 
 
 def quantum(spec, data) -> float:
-    """One evaluation item's share of the board's score (1 / the items of the first split, a clip,
-    a query or a pair; mean over subsets): the smallest move a flip of one item's outcome makes in a
-    score averaged over items, and about one clip's reassignment in a clustering's v-measure. A
-    band from a finite count of replays can be 0 where a rarer flip still happens on another
-    machine; `lite --check` allows this."""
+    """One evaluation item's share of the board's score: the largest move a flip of one item's
+    outcome (a clip, a query, a pair) makes in a score averaged over items, about one clip's
+    reassignment in a clustering's v-measure. Over subsets of the first split, the smallest holds
+    the largest share; under cross-validation an item counts in its fold's score, and KFold's
+    smallest fold is n // k items (one clip of 156 in 5 folds moves the mean by 1/155, not 1/156).
+    Rounded up at the files' 6 places. A band from a finite count of replays can be 0 where a rarer
+    flip still happens on another machine, or the evaluator's own kernels flip one; `lite --check`
+    allows this."""
     split = spec.data.eval_splits[0]
     sizes = [len(tables[split]) for tables in data.values() if hasattr(tables.get(split), "__len__")]
-    return _round(min(1.0 / (n * len(sizes)) for n in sizes)) if sizes and min(sizes) > 0 else 0.0
+    if not sizes or min(sizes) <= 0:
+        return 0.0
+    protocol = spec.protocol or {}
+    folds = int(protocol.get("n_splits", 5)) if protocol.get("cross_validation") else 1
+    smallest = min(sizes)
+    share = 1.0 / (len(sizes) * folds * max(1, smallest // folds))
+    return math.ceil(share * 1e6) / 1e6
 
 
 def measure(
