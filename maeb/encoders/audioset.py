@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from ..core.errors import ModelError
-from . import require
 from .base import UNSET, AudioEncoderBase, as_seconds, import_torch, pick, protocol_rules
+from .install import require
 
 SOFTWARE = ("torch", "torch-vggish-yamnet")
 

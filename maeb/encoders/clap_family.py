@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import require
 from .base import UNSET, AudioEncoderBase, TextEncoderBase, as_seconds, import_torch, pick, protocol_rules
+from .install import require
 
 
 def _unit(x) -> np.ndarray:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ModelError
-from . import SCORED_SIMILARITIES, require
 from .base import UNSET, AudioEncoderBase, TextEncoderBase
+from .install import require
+from .meta import SCORED_SIMILARITIES
 
 _RATE_ATTRIBUTES = ("sampling_rate", "sample_rate", "target_sampling_rate", "sr")
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from . import require
 from .audio_lm import _last_token
 from .base import (
     SOFTWARE,
@@ -35,6 +34,7 @@ from .base import (
     protocol_rules,
     torch_dtype,
 )
+from .install import require
 
 QWEN_SYSTEM = (
     "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving auditory and "
