@@ -148,6 +148,7 @@ def load_encoder(
     except (TypeError, ValueError):
         accepts = {}
     check_option_values(meta, accepts, options)
+    check_performance_declared(meta, factory, accepts)
     for key, variable in getattr(factory, "from_environment", {}).items():
         if options.get(key) is None and (endpoints or {}).get(variable):
             options[key] = endpoints[variable]
@@ -191,6 +192,22 @@ def load_encoder(
         ) from exc
     check_encoder(meta, encoder)
     return encoder
+
+
+def check_performance_declared(meta: ModelMeta, factory, accepts: Mapping[str, Any]) -> None:
+    """The performance options a family declares (Family.performance) are options of its
+    constructor: a misspelt one would leave the real knob in the cache key and declare nothing."""
+    knobs = meta.performance_options
+    if not knobs or not accepts or any(p.kind == p.VAR_KEYWORD for p in accepts.values()):
+        return
+    own = sorted(k for k in accepts if k not in ("self", "meta", "device", "protocol"))
+    unknown = sorted(knobs - set(accepts))
+    if unknown:
+        name = getattr(factory, "__qualname__", repr(factory))
+        raise ModelError(
+            f"family {meta.family!r} declares performance option {', '.join(map(repr, unknown))}, which {name} does not "
+            f"take; its options: {', '.join(own) or 'none'}"
+        )
 
 
 def check_option_values(meta: ModelMeta, accepts, options: dict) -> None:

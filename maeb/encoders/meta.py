@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.identity import public_option
+from .family import performance_options
 
 # "max_sim" (late interaction over token vectors) is registered for completeness of mteb's
 # registry; maeb's evaluators score one vector per item, so such models do not run
@@ -53,6 +54,12 @@ class ModelMeta:
     published: bool = False
     extra: str | None = None
     requires: tuple[str, ...] = ()
+
+    @property
+    def performance_options(self) -> frozenset[str]:
+        """The options of this model's family that do not change its vectors (Family.performance):
+        maeb.core.identity leaves them out of the cache key and the result identity."""
+        return performance_options(self.family)
 
     @property
     def folder(self) -> str:
