@@ -25,11 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _builtin_names() -> list[str]:
-    """The family names written in maeb/encoders/families.py, read from its source (not from the
-    registry, which is a dict and would hide a name declared twice)."""
-    tree = ast.parse((ROOT / "maeb/encoders/families.py").read_text())
+    """The family names written in maeb/encoders/families.py and maeb/audiogen/families.py (the
+    text-to-audio systems, on their own floor), read from their source (not from the registry,
+    which is a dict and would hide a name declared twice)."""
+    trees = [ast.parse((ROOT / f"maeb/{floor}/families.py").read_text()) for floor in ("encoders", "audiogen")]
     return [
         node.args[0].value
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Family" and isinstance(node.args[0], ast.Constant)
     ]

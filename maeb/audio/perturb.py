@@ -23,6 +23,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.errors import SpecError
+from ..synth import sounds
 
 TELEPHONE_RATE = 8000
 MP3_BITRATES = {  # (highest, lowest) kbps of libsndfile's LAME mapping, by MPEG version's rates
@@ -72,7 +73,7 @@ def rms(x: np.ndarray) -> float:
 @dataclass(frozen=True)
 class Noise(Step):
     """Additive noise at `snr` dB over the clip's mean power: white, pink, babble (a sum of
-    `talkers` other clips of the task) or events (impulsive sounds from maeb.benchmarks.lite.sounds)."""
+    `talkers` other clips of the task) or events (impulsive sounds from maeb.synth.sounds)."""
 
     name: ClassVar[str] = "noise"
     KINDS: ClassVar[tuple[str, ...]] = ("white", "pink", "babble", "events")
@@ -132,8 +133,7 @@ def add_at_snr(samples: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndar
 
 def event_noise(n: int, rate: int, rng: np.random.Generator) -> np.ndarray:
     """Impulsive event sounds (knocking, clapping, dripping, footsteps) made offline by
-    maeb.benchmarks.lite.sounds at its 16 kHz, one kind per clip, resampled to the clip's rate."""
-    from ..benchmarks.lite import sounds
+    maeb.synth.sounds at its 16 kHz, one kind per clip, resampled to the clip's rate."""
     from .pipeline import resample
 
     kind = sorted(sounds.EVENTS)[int(rng.integers(len(sounds.EVENTS)))]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.download import download_verified, sha256_file
 from ..core.errors import ModelError, SpecError
 
 SAMPLE_RATE = 16000
@@ -157,14 +158,18 @@ def _torch_load(path: Path):
 
 def released_path(name: str, cache_dir) -> Path:
     """The released checkpoint in cache_dir/panns/, downloaded once; verified at every load."""
-    from ..tasktypes.generative import download_verified, sha256_file
-
     spec = RELEASED[name]
     path = Path(cache_dir) / "panns" / str(spec["file"])
     if path.exists() and (path.stat().st_size != spec["bytes"] or sha256_file(path) != spec["sha256"]):
         path.unlink()  # a partial or corrupted file: never load it
     if not path.exists():
-        download_verified(str(spec["url"]), path, str(spec["sha256"]), f"the CNN14 checkpoint {name}")
+        download_verified(
+            str(spec["url"]),
+            path,
+            str(spec["sha256"]),
+            f"the CNN14 checkpoint {name}",
+            "offline, give a local .pth file as the checkpoint",
+        )
     return path
 
 
@@ -197,8 +202,6 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
             if not path.is_file():
                 known = ", ".join(["random", *RELEASED])
                 raise SpecError(f"CNN14 checkpoint {checkpoint!r} is neither a file nor one of {known}")
-            from ..tasktypes.generative import sha256_file
-
             digest = sha256_file(path)
         load_state(model, _torch_load(path), f"CNN14 checkpoint {path}")
         identity = {"checkpoint": checkpoint, "revision": digest, "stand_in": False}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 
@@ -21,15 +20,3 @@ def under_cache(cache_dir: Path) -> Path:
     from ...core.context import BUILT_BENCHMARK_FOLDERS
 
     return Path(cache_dir) / BUILT_BENCHMARK_FOLDERS["MAEB_LITE_DIR"]
-
-
-def run_tool(cmd: list[str], what: str) -> None:
-    """Run one of the Debian synthesizers; a missing or failing tool is named in the error."""
-    from ...core.errors import MaebError
-
-    try:
-        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
-    except FileNotFoundError as exc:
-        raise MaebError(f"{cmd[0]} is not installed; MAEB-lite needs Debian's {what} (run `make lite`)") from exc
-    except subprocess.CalledProcessError as exc:
-        raise MaebError(f"{cmd[0]} failed on {cmd[-1]!r}: {exc.stderr.decode(errors='replace')[-300:]}") from exc
