@@ -81,6 +81,22 @@ MOVED = {
     "maeb.benchmarks.lite.music": "maeb.synth.music",
     "maeb.benchmarks.mmag_lite.scenes": "maeb.synth.scenes",
 }
+# names kept under their old spelling through 0.3.x (plain assignments, so no warning), removed in
+# 0.4.0: module -> old name -> what to use instead
+OLD_NAMES = {
+    "maeb.run.runner": {
+        "RunConfig": "maeb.run.options.RunOptions",
+        "check_run_config": "maeb.run.options.check_options",
+        "context_of": "maeb.run.options.context_of",
+    },
+    "maeb.encoders": {
+        "FAMILIES": "maeb.encoders.family.FAMILY_REGISTRY[name].factory",
+        "FAMILY_REQUIRES": "maeb.encoders.family.FAMILY_REGISTRY[name].requires",
+        "FAMILY_EXTRAS": "maeb.encoders.family.FAMILY_REGISTRY[name].extra",
+        "NO_DEPS": "maeb.encoders.family.FAMILY_REGISTRY[name].no_deps",
+    },
+    "maeb.encoders.hf": {"_dtype": "maeb.encoders.base.torch_dtype", "_source": "maeb.encoders.base.model_source"},
+}
 # old modules whose name is now a folder: the folder forwards its missing names to the new module
 FOLDERS = {
     "maeb.audio": "maeb.audio.pipeline",

@@ -146,7 +146,7 @@ def outside_family(tmp_path, monkeypatch):
 def test_a_family_registered_outside_maeb_loads_with_its_requirements_and_protocol_rules(outside_family):
     meta = outside_family
     assert enc.requirements(meta) == ("numpy",) and enc.runnable_problems(meta) == []
-    assert enc.FAMILIES["outside-band-energy"] == "outside_family_mod:BandEnergy"
+    assert FAMILY_REGISTRY["outside-band-energy"].factory == "outside_family_mod:BandEnergy"
     assert enc.load_encoder(meta, protocol="mteb-2.26").max_seconds == 4.0
     assert enc.load_encoder(meta, protocol="paper").max_seconds == 2.0
     encoder = enc.load_encoder(meta, protocol="paper", max_seconds=3, bands=8)
