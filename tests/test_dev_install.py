@@ -19,7 +19,6 @@ def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.slow
 def test_python_m_maeb_runs_from_the_folder_that_holds_a_clone_named_maeb(tmp_path):
     clone = tmp_path / "maeb"
     done = _run(["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(clone)], tmp_path)
