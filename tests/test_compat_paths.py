@@ -173,3 +173,14 @@ def test_the_old_name_scan_sees_old_names(tmp_path):
             "enc.FAMILY_EXTRAS (maeb.encoders)",
         ]
     )
+
+
+def test_the_changelog_lists_every_old_path_with_its_deadline():
+    """docs/changelog.md's 0.3.0 table names each old path and old name kept through 0.3.x (so a
+    user can look up what replaces it before 0.4.0 removes it)."""
+    text = (ROOT / "docs" / "changelog.md").read_text(encoding="utf-8")
+    section = text[text.index("## 0.3.0") :].split("\n## ", 1)[0]
+    assert "0.4.0" in section
+    old = [*_compat.MOVED, *(f"from {m} import NAME" for m in _compat.FOLDERS)]
+    old += [f"{m}.{n}" for m, names in _compat.OLD_NAMES.items() for n in names]
+    assert [o for o in old if f"`{o}`" not in section and f"`{o}` (" not in section] == []
