@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import soundfile as sf
 
-from ..audio.pipeline import float_wav
+from ..audio.pipeline import float_wav, resample
 from ..core.errors import ModelError
 from ..core.identity import redact_url
 from ..encoders.base import model_source, torch_dtype
@@ -183,8 +183,6 @@ class HTTPTextToAudio:
         except Exception as exc:
             raise ModelError(f"model {self.name!r}: the reply for {r.key!r} is not audio ({exc})") from exc
         if rate != self.sample_rate:
-            from ..audio.pipeline import resample
-
             return resample(audio.mean(axis=1), rate, self.sample_rate, "soxr-hq")
         return audio.mean(axis=1)
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..audio.pipeline import resample
+from ..core.context import default_cache_dir
 from ..core.download import download_verified, sha256_file
 from ..core.errors import ModelError, SpecError
 
@@ -192,8 +194,6 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
     else:
         if checkpoint in RELEASED:
             if cache_dir is None:
-                from ..engine.cache import default_cache_dir
-
                 cache_dir = default_cache_dir()
             path = released_path(checkpoint, cache_dir)
             digest = RELEASED[checkpoint]["sha256"]
@@ -211,8 +211,6 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
 def prepare(samples: np.ndarray, rate: int) -> np.ndarray:
     """A clip as the evaluation toolkit feeds the tagger: DC removed, resampled to 16 kHz, zero
     padded to at least 2 s (the six poolings need a minimum length; this also matches it)."""
-    from ..audio.pipeline import resample
-
     wave = np.asarray(samples, dtype=np.float32)
     wave = wave - wave.mean(dtype=np.float64).astype(np.float32) if wave.size else wave
     if rate != SAMPLE_RATE:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..audio.pipeline import resample
 from ..core.errors import ModelError
 from ..encoders.base import torch_dtype
 from .metric import GeneratedItem, MetricUnavailable
@@ -133,8 +134,6 @@ class AnyAudioJudge:
 
     def update(self, items: list[GeneratedItem]) -> None:
         """Score a batch of generated clips on their rubrics."""
-        from ..audio.pipeline import resample
-
         for item, rubrics in zip(items, self._rubrics(items)):
             if not rubrics:
                 self.skipped += 1
