@@ -166,7 +166,7 @@ def import_ref(ref: str) -> Any:
 
 class RegistryView(Mapping[str, Any]):
     """A read-only mapping family name -> one field of its record, read live from the registry
-    (the old FAMILIES, FAMILY_REQUIRES, FAMILY_EXTRAS and NO_DEPS dicts, kept for one release).
+    (the old FAMILIES, FAMILY_REQUIRES, FAMILY_EXTRAS and NO_DEPS dicts, kept through 0.3.x; removed in 0.4.0).
     Families whose field is empty (None or ()) are left out, as the old dicts left them out."""
 
     def __init__(self, attr: str) -> None:

@@ -16,16 +16,30 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..encoders.protocols import DEFAULT_PROTOCOL
+# every floor below run/ is imported at module level: none of them imports this floor, so no
+# cycle needs an import inside a function, and each is light (no deep-learning package)
+from ..analysis.durations import parse_edges
+from ..audio import windows
+from ..audio.perturb import Chain
+from ..audio.pipeline import RESAMPLERS
+from ..core import environment
+from ..core.context import RunContext
+from ..core.errors import MaebError, SpecError
+from ..core.identity import declared_identity, experiment_settings, merged_options, run_identity
+from ..core.progress import Progress
+from ..encoders import precision_options
+from ..encoders.chat import Endpoint, Judge
+from ..encoders.protocols import DEFAULT_PROTOCOL, get_protocol
+from ..results import write as results_write
+from ..tasktypes.control import CONTROLS
+from .layers import parse_layers
 from .stability import AUTO, DEFAULT_REPLAYS
-
-if TYPE_CHECKING:
-    from ..encoders.chat import Endpoint
 
 # -- value parsers of the command line (argparse reports their errors in one line) --
 
@@ -76,9 +90,7 @@ def _opt(default=MISSING, help: str = "", *, factory=MISSING, cli: dict | None =
 
 
 def _default_cache_dir() -> Path:
-    from ..core.environment import cache_dir
-
-    return cache_dir()
+    return environment.cache_dir()
 
 
 @dataclass(frozen=True)
@@ -302,8 +314,6 @@ def _names(value) -> tuple[str, ...]:
 def _edges(value) -> tuple[float, ...] | None:
     if value is None or (isinstance(value, tuple) and all(isinstance(v, float) for v in value)):
         return value
-    from ..analysis.durations import parse_edges
-
     return parse_edges(value if isinstance(value, str) else ",".join(str(float(v)) for v in value))
 
 
@@ -341,8 +351,6 @@ def from_fronts(values: dict[str, Any], environ: Mapping[str, str] | None = None
     """RunOptions from the values a front end collected (field name -> value): a missing or None
     cache_dir, lite_dir, mmag_lite_dir and endpoints, and a false debug, are filled here from the
     environment (maeb.core.environment; os.environ unless `environ` is given)."""
-    from ..core import environment
-
     values = dict(values)
     if values.get("cache_dir") is None:
         values["cache_dir"] = environment.cache_dir(environ)  # $MAEB_CACHE_DIR or ~/.cache/maeb
@@ -398,17 +406,13 @@ class ResolvedRun:
 
     def identity(self, spec) -> dict:
         """The run identity of one task (recorded in its result; a rerun with another is refused)."""
-        from ..core.identity import run_identity
-
         return run_identity(self.declared, spec, self.ctx.variables(), self.chain_name, self.window_name)
 
     def result_path(self, spec) -> Path | None:
         """Where one task's result goes (mteb's layout, the experiment folder when the run is one);
         None when nothing is written."""
-        from ..results.write import result_path
-
         root = self.options.output_dir
-        return None if root is None else result_path(Path(root), self.meta, spec.name, self.experiment)
+        return None if root is None else results_write.result_path(Path(root), self.meta, spec.name, self.experiment)
 
     def with_context(self, ctx) -> ResolvedRun:
         """The same run with another RunContext (a Ray worker makes its own)."""
@@ -419,33 +423,23 @@ def resolve(meta, options: RunOptions, ray: bool = False, ctx=None) -> ResolvedR
     """Check the options (one line naming the setting) and derive the run from them once. ray: the
     run goes to Ray (some options do not run there yet). ctx: a RunContext to use (else built from
     the options: its cache folder, device, progress, judge and MAEB-lite folder)."""
-    from ..audio.windows import check_combination, parse
-    from ..core.errors import SpecError
-    from ..core.identity import declared_identity, experiment_settings, merged_options
-    from ..encoders import precision_options
-    from ..encoders.protocols import get_protocol
-
     check_options(options)
-    window = parse(options.long_audio)
+    window = windows.parse(options.long_audio)
     if ray:
         check_ray(options, window)
     protocol = get_protocol(options.protocol)
     overrides = {**options.options, **precision_options(meta, options.precision, options.device, options.options)}
     resampler = None
     if options.resampler is not None and options.resampler != protocol.resampler:
-        from ..audio.pipeline import RESAMPLERS
-
         if options.resampler not in RESAMPLERS:
             raise SpecError(f"unknown resampler {options.resampler!r}; known: {', '.join(RESAMPLERS)}")
         resampler = options.resampler
     calls = options.call_batch_size if options.call_batch_size != protocol.call_batch_size else None
     if calls is not None and calls < 1:
         raise SpecError(f"--call-batch-size must be at least 1, not {calls}")
-    check_combination(window, options.perturb)
+    windows.check_combination(window, options.perturb)
     chain = None
     if options.perturb:
-        from ..audio.perturb import Chain
-
         chain = Chain.parse(options.perturb)
     encoder_options = merged_options(meta, overrides)
     declared = declared_identity(meta, encoder_options, protocol.name, resampler, calls, Path(options.cache_dir))
@@ -478,25 +472,17 @@ def resolve(meta, options: RunOptions, ray: bool = False, ctx=None) -> ResolvedR
 
 def check_ray(options: RunOptions, window) -> None:
     """Options that do not run on Ray yet, refused in one line before anything starts."""
-    from ..audio.windows import check_combination
-    from ..core.errors import MaebError
-
     if options.layers is not None:  # the sweep shares one model's forward passes between its layers, in one process
         raise MaebError("--layers does not run on Ray yet; run without --ray")
     if options.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
         raise MaebError("--perturb does not run on Ray yet; run without --ray")
-    check_combination(window, (), ray=True)
+    windows.check_combination(window, (), ray=True)
 
 
 def context_of(options: RunOptions):
     """The RunContext of a run: its cache folder, device, progress, judge and MAEB-lite folder."""
-    from ..core.context import RunContext
-    from ..core.progress import Progress
-
     judge = None
     if options.judge is not None:
-        from ..encoders.chat import Judge
-
         judge = Judge(options.judge, options.cache_dir, options.judge_concurrency)
     return RunContext(
         cache_dir=Path(options.cache_dir),
@@ -511,9 +497,6 @@ def context_of(options: RunOptions):
 def check_options(options: RunOptions) -> None:
     """The run's settings, checked before anything is read or loaded (CLI and API alike): one
     line naming the setting, not a silent fallback or an error deep in a worker."""
-    import re
-
-    from ..core.errors import SpecError
 
     def whole(value, at_least: int) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and value >= at_least
@@ -537,11 +520,7 @@ def check_options(options: RunOptions) -> None:
         # a model that ignores the device would run on the CPU and be recorded as a CUDA run
         raise SpecError(f"device {options.device!r}: no CUDA device is available here; run with --device cpu")
     if options.layers is not None:
-        from .layers import parse_layers
-
         parse_layers(options.layers)  # the syntax now; the range once the model is loaded
-    from ..tasktypes.control import CONTROLS
-
     unknown = [c for c in options.controls if c not in CONTROLS]
     if unknown:
         raise SpecError(f"controls: {', '.join(map(repr, unknown))} is not a control maeb computes; known: {', '.join(CONTROLS)}")

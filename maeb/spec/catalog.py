@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 
+from ..audiogen import families as _audiogen_families  # noqa: F401  (registers the text-to-audio families)
 from ..core.errors import SpecError, UnknownName, check_keys
 from ..core.paths import safe_component
 from ..encoders import FAMILY_REGISTRY, SIMILARITIES, ModelMeta
