@@ -58,11 +58,6 @@ UPWARD: dict[tuple[str, str], str] = {
         "maeb.audiogen.cnn14",
         "maeb.tasktypes.generative",
     ): "the verified download of released weights lives in tasktypes.generative",
-    ("maeb.run.runner", "maeb.benchmarks.lite.build"): "a run over a MAEB-lite task builds the synthetic data when it is missing",
-    (
-        "maeb.run.runner",
-        "maeb.benchmarks.mmag_lite.build",
-    ): "a run over an MMAG-lite task builds the synthetic data when it is missing",
 }
 
 

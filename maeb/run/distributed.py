@@ -47,10 +47,13 @@ from ..data import hub
 from ..encoders import ModelMeta, has_audio
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec
+from .model import build_embedder, missing_side
 from .numeric_env import thread_counts
 from .options import ResolvedRun, RunOptions, check_ray, resolve
+from .plan import plan
 from .rayworker import MaebWorker, RemoteEncoder
-from .runner import RunSummary, TaskResult, _accumulate, _missing_side, build_embedder, fail_task, plan, prepare_offline_data, run
+from .runner import run
+from .summary import RunSummary, TaskResult, add_stats, fail_task
 
 SHARD_CLIPS = 256  # clips per shard: a killed worker loses at most this much work
 IN_FLIGHT = 2  # shards queued per worker, so none idles while the driver takes a result
@@ -128,7 +131,6 @@ def run_on_ray(
     # workers load the model in cfg.precision; the driver's runner gets the dtype as an option
     # (the same identity), since it never loads the model itself
     local = resolve(meta, replace(cfg, precision=None, options=job.overrides), ctx=ctx)
-    prepare_offline_data(specs, ctx, log)
     done, pending = [], []
     for spec in specs:
         try:
@@ -471,7 +473,7 @@ class _Feeder(threading.Thread):
         spec = task.spec
         needs = tasktypes.get(spec.type).needs(spec)
         split = not driver_batches(self.encoder) and has_audio(self.encoder)
-        if not split or "audio" not in needs or needs & {"generate", "synthesize"} or _missing_side(needs, self.encoder):
+        if not split or "audio" not in needs or needs & {"generate", "synthesize"} or missing_side(needs, self.encoder):
             task.ready.set()  # the driver's runner sends its batches to the workers itself (or skips the task)
             return
         try:
@@ -589,7 +591,7 @@ def _merge(summary: RaySummary, part: RunSummary, results: dict) -> None:
     summary.skipped_existing += part.skipped_existing
     summary.skipped_modality += part.skipped_modality
     summary.failed.update(part.failed)
-    _accumulate(summary.stats, part.stats)
+    add_stats(summary.stats, part.stats)
     results.update({r.task: r for r in part.results})
 
 
@@ -630,7 +632,7 @@ def _add_shard_stats(summary: RaySummary, shard_stats: list) -> None:
     embedded, which they were (on the workers)."""
     for stats in shard_stats:
         summary.stats.clips_cached = max(0, summary.stats.clips_cached - stats.clips_embedded)
-        _accumulate(summary.stats, stats)
+        add_stats(summary.stats, stats)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -65,14 +65,67 @@ def replays(text: str) -> int | str:
 
 
 def _opt(default=MISSING, help: str = "", *, factory=MISSING, cli: dict | None = None, api: str | None = None, **fronts):
-    """A RunOptions field: its default, its one-line help, its command-line flag (`cli`: flags and
-    argparse keywords; None: built by the command line from flags of its own, as the judge is)
-    and its evaluate() keyword (`api`, default the field's name). `cli_default`/`api_default`:
+    """A RunOptions field: its default, its one-line help, its command-line flag (`cli`: its --help
+    section (CLI_GROUPS), flags and argparse keywords, or `parts`: a flag per part; None: no flag)
+    and its evaluate() keyword (`api`, default the field's name; `api_type`: evaluate()'s annotation
+    where it takes more than the field holds, as a string for a path). `cli_default`/`api_default`:
     the front's default where it is another value than the field's, on purpose (each says why)."""
     meta = {"help": help, "cli": cli, "api": api, **fronts}
     if factory is not MISSING:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
+
+
+# the `run` subcommand's --help sections, by what a reader came to do: each flag names its section
+CLI_GROUPS = {
+    "select": "what to run",
+    "output": "where results go",
+    "speed": "speed and hardware",
+    "protocol": "protocol: how clips are embedded and scored",
+    "stability": "stability and extra reports",
+    "judge": "LLM judge (judge-scored task types)",
+    "behaviour": "progress, errors and the dry run",
+    "ray": "Ray",
+}
+
+# the judge's flags, one per part of its maeb.encoders.chat.Endpoint: (flag, Endpoint field, argparse keywords);
+# the defaults are Endpoint's own (tests/test_options.py checks they agree)
+JUDGE_PARTS: tuple[tuple[str, str, dict], ...] = (
+    ("--judge-url", "base_url", {"help": "OpenAI-compatible base URL of the LLM judge (judge-scored tasks)"}),
+    ("--judge-model", "model", {"help": "the judge's model name, recorded in results"}),
+    ("--judge-key-env", "api_key_env", {"default": "OPENAI_API_KEY", "help": "environment variable holding the judge's API key"}),
+    (
+        "--judge-timeout",
+        "timeout",
+        {
+            "type": float,
+            "default": 120.0,
+            "metavar": "SECONDS",
+            "help": "seconds to wait for one judge reply before the try counts as failed (default 120)",
+        },
+    ),
+    (
+        "--judge-retries",
+        "retries",
+        {
+            "type": int,
+            "default": 6,
+            "metavar": "N",
+            "help": "retries of one judge item after 429, 5xx, timeouts or connection errors (default 6)",
+        },
+    ),
+    (
+        "--judge-budget",
+        "budget",
+        {
+            "type": float,
+            "default": 600.0,
+            "metavar": "SECONDS",
+            "help": "most seconds one judge item may take over all its tries and waits, Retry-After included; "
+            "then it fails alone, is recorded in judge_failed and asked again on a rerun (default 600)",
+        },
+    ),
+)
 
 
 def _default_cache_dir() -> Path:
@@ -89,62 +142,79 @@ class RunOptions:
     output_dir: Path | None = _opt(
         Path("results"),
         "results root in mteb's layout; None: nothing is written (and nothing is resumed)",
-        cli={"flags": ("--output-dir", "--output-folder"), "type": Path, "help": "results root (default: results)"},
+        cli={
+            "group": "output",
+            "flags": ("--output-dir", "--output-folder"),
+            "type": Path,
+            "help": "results root (default: results)",
+        },
         api_default=None,
+        api_type="str | Path | None",
         why="evaluate() writes files only when asked to (mteb's evaluate too); the command line writes results/",
     )
     cache_dir: Path = _opt(
         help="embeddings, predictions, judge replies and unpacked data (default: $MAEB_CACHE_DIR or ~/.cache/maeb)",
         factory=_default_cache_dir,
-        cli={"flags": ("--cache-dir",), "type": Path},
+        cli={"group": "output", "flags": ("--cache-dir",), "type": Path},
         cli_default=None,
         api_default=None,
+        api_type="str | Path | None",
         why="None at the front: $MAEB_CACHE_DIR is read when the run starts (from_fronts), not when the parser is built",
     )
-    device: str = _opt("cpu", "cpu, cuda or cuda:N", cli={"flags": ("--device",), "choices": ["cpu", "cuda"]})
-    batch_size: int = _opt(16, "clips per audio batch", cli={"flags": ("--batch-size",), "type": int})
+    device: str = _opt("cpu", "cpu, cuda or cuda:N", cli={"group": "speed", "flags": ("--device",), "choices": ["cpu", "cuda"]})
+    batch_size: int = _opt(16, "clips per audio batch", cli={"group": "speed", "flags": ("--batch-size",), "type": int})
     batch_seconds: float | None = _opt(
         None,
         "audio batches by total seconds instead of --batch-size clips (short clips batch wide, long ones narrow); "
         "not for families batched as mteb batches (they keep batches of 32)",
-        cli={"flags": ("--batch-seconds",), "type": positive_float, "metavar": "S"},
+        cli={"group": "speed", "flags": ("--batch-seconds",), "type": positive_float, "metavar": "S"},
     )
     precision: str | None = _opt(
         None,
         "compute in this dtype (default: the protocol's, i.e. the checkpoint's); not mteb's numbers: results go "
         "to an experiment folder",
-        cli={"flags": ("--precision",), "choices": ["fp32", "bf16", "fp16"]},
+        cli={"group": "speed", "flags": ("--precision",), "choices": ["fp32", "bf16", "fp16"]},
     )
     call_batch_size: int | None = _opt(
         None,
         "clips per batch for families batched as mteb batches (default 32, mteb's); another size changes their "
         "vectors: results go to an experiment folder",
-        cli={"flags": ("--call-batch-size",), "type": int, "metavar": "N"},
+        cli={"group": "speed", "flags": ("--call-batch-size",), "type": int, "metavar": "N"},
     )
-    workers: int | None = _opt(None, "decoding threads (default: up to 4)", cli={"flags": ("--workers",), "type": int})
+    workers: int | None = _opt(
+        None, "decoding threads (default: up to 4)", cli={"group": "speed", "flags": ("--workers",), "type": int}
+    )
     on_bad_audio: str = _opt(
         "error",
         "undecodable, empty or NaN clips: stop with an error (default) or skip them and record the count",
-        cli={"flags": ("--on-bad-audio",), "choices": ["error", "skip"]},
+        cli={"group": "protocol", "flags": ("--on-bad-audio",), "choices": ["error", "skip"]},
     )
     on_leak: str = _opt(
         "warn",
         "clips byte-identical in the training and an evaluation split: warn and record the count (default) or stop",
-        cli={"flags": ("--on-leak",), "choices": ["warn", "error"]},
+        cli={"group": "protocol", "flags": ("--on-leak",), "choices": ["warn", "error"]},
     )
     overwrite: bool = _opt(
-        False, "re-run tasks that already have a result file", cli={"flags": ("--overwrite",), "action": "store_true"}
+        False,
+        "re-run tasks that already have a result file",
+        cli={"group": "output", "flags": ("--overwrite",), "action": "store_true"},
     )
     show_progress: bool | str = _opt(
         True,
         "progress: True (bars on a terminal, periodic lines in a log), False, or a mode (bar, lines, off)",
-        cli={"flags": ("--quiet",), "action": "store_false", "help": "no progress (bars on a terminal, periodic lines in a log)"},
+        cli={
+            "group": "behaviour",
+            "flags": ("--quiet",),
+            "action": "store_false",
+            "help": "no progress (bars on a terminal, periodic lines in a log)",
+        },
         api="progress",
     )
     strict_modalities: bool = _opt(
         True,
         "a task the model has no side for (text, generation, frames) is an error; False skips it, as a benchmark run does",
         cli={
+            "group": "behaviour",
             "flags": ("--strict",),
             "action": "store_true",
             "help": "stop when the model lacks a side a benchmark's task needs (default: skip those tasks; "
@@ -159,6 +229,7 @@ class RunOptions:
         help='encoder options (e.g. window="clip"); they change the cache key and are recorded in results',
         factory=dict,
         cli={
+            "group": "select",
             "flags": ("--option",),
             "type": parse_option,
             "action": "append",
@@ -166,6 +237,9 @@ class RunOptions:
             "metavar": "KEY=VALUE",
             "help": 'encoder option (e.g. window="clip"); changes the cache key and is recorded in results',
         },
+        api_type="dict | None",
+        api_default=None,
+        why="None at evaluate(): a dict default would be one object shared by every call; None is the field's empty dict",
     )
     protocol: str = _opt(
         DEFAULT_PROTOCOL,
@@ -174,75 +248,83 @@ class RunOptions:
         "features, fit to convergence: scores that do not depend on the machine; not mteb's) or mteb-2.26-tie-aware "
         "(rank metrics as expected values over the orders of tied scores; mteb's to the bit where nothing ties); recorded in every result "
         "(`maeb list protocols`)",
-        cli={"flags": ("--protocol",)},
+        cli={"group": "protocol", "flags": ("--protocol",)},
     )
     resampler: str | None = _opt(
         None,
         "override the protocol's resampler (soxr-hq: 1.2-5x faster, not mteb's; results go to an experiment folder)",
-        cli={"flags": ("--resampler",), "choices": ["torchaudio-sinc-hann", "soxr-hq"]},
+        cli={"group": "protocol", "flags": ("--resampler",), "choices": ["torchaudio-sinc-hann", "soxr-hq"]},
     )
     judge: Endpoint | None = _opt(
         None,
-        "a maeb.encoders.chat.Endpoint for judge-scored task types (command line: --judge-url, --judge-model, --judge-key-env, "
-        "--judge-timeout, --judge-retries, --judge-budget)",
-        cli=None,
+        "a maeb.encoders.chat.Endpoint for judge-scored task types (command line: one flag per part of it, "
+        "--judge-url and --judge-model or $MAEB_JUDGE_URL and $MAEB_JUDGE_MODEL, and the client's settings)",
+        cli={"group": "judge", "flags": tuple(flag for flag, _, _ in JUDGE_PARTS), "parts": JUDGE_PARTS},
     )
     judge_concurrency: int = _opt(
-        8, "judge requests in flight at once", cli={"flags": ("--judge-concurrency",), "type": int, "metavar": "N"}
+        8,
+        "judge requests in flight at once",
+        cli={"group": "judge", "flags": ("--judge-concurrency",), "type": int, "metavar": "N"},
     )
     lite_dir: Path | None = _opt(
         None,
         "MAEB-lite's data, built there when the folder does not exist (default: $MAEB_LITE_DIR, else under the cache)",
-        cli={"flags": ("--lite-dir",), "type": Path, "metavar": "DIR"},
+        cli={"group": "output", "flags": ("--lite-dir",), "type": Path, "metavar": "DIR"},
+        api_type="str | Path | None",
     )
     mmag_lite_dir: Path | None = _opt(
         None,
         "MMAG-lite's data, built there on first use (default: $MMAG_LITE_DIR, else under the cache)",
-        cli={"flags": ("--mmag-lite-dir",), "type": Path, "metavar": "DIR"},
+        cli={"group": "output", "flags": ("--mmag-lite-dir",), "type": Path, "metavar": "DIR"},
+        api_type="str | Path | None",
     )
     perturb: tuple[str, ...] = _opt(
         (),
         "perturb the audio before the encoder (repeatable, applied in order): noise:snr=5[,kind=white|pink|babble|"
         "events], reverb:rt60=0.6, codec:format=mp3|opus,bitrate=32, codec:format=vorbis,level=0.5, telephone, "
         "clip:db=-6, gain:db=-20; keyed into the cache, results go to an experiment folder",
-        cli={"flags": ("--perturb",), "action": "append", "default": [], "metavar": "SPEC"},
+        cli={"group": "protocol", "flags": ("--perturb",), "action": "append", "default": [], "metavar": "SPEC"},
+        api_type="str | Sequence[str]",
     )
     long_audio: str | None = _opt(
         None,
         "embed clips longer than the model's window as sliding windows pooled by their mean or maximum: "
         "mean, max, mean:window=10,hop=5 (seconds; default window: the model's length cap, 30 s without one; "
         "default hop: the window); streamed in bounded memory; results go to an experiment folder",
-        cli={"flags": ("--long-audio",), "metavar": "POLICY"},
+        cli={"group": "protocol", "flags": ("--long-audio",), "metavar": "POLICY"},
     )
     layers: str | None = _opt(
         None,
         "a layer sweep: all, or hidden layers by index (0,4,8; 0 is the input to the first transformer layer, "
         "-1 the last), for families that expose hidden states (Whisper, wav2vec2/HuBERT/WavLM/data2vec, AST, the CLAP audio tower); "
         "one forward pass for all layers, each layer an experiment folder hidden_layer_N",
-        cli={"flags": ("--layers",), "metavar": "all|L,L,..."},
+        cli={"group": "select", "flags": ("--layers",), "metavar": "all|L,L,..."},
     )
     duration_buckets: tuple[float, ...] | None = _opt(
         None,
         "also score each task by clip duration (seconds, e.g. 10,30,60,300; default 10,30,60,300,1800), "
         "for task types scored as a mean over clips; shown by python -m maeb durations",
-        cli={"flags": ("--duration-buckets",), "nargs": "?", "const": "default", "metavar": "EDGES"},
+        cli={"group": "stability", "flags": ("--duration-buckets",), "nargs": "?", "const": "default", "metavar": "EDGES"},
+        api_type="str | Sequence[float] | None",
     )
     per_item: bool = _opt(
         False,
         "also write each split's per-item scores (a clip's correctness, a query's main metric) beside the result, "
         "for python -m maeb compare --models",
-        cli={"flags": ("--per-item",), "action": "store_true"},
+        cli={"group": "stability", "flags": ("--per-item",), "action": "store_true"},
     )
     controls: tuple[str, ...] = _opt(
         (),
         "controls computed beside each score: shuffled (the trained probes refit on permuted training labels, same "
         "draws and folds; its score goes to maeb.baselines; about one more probe fit per experiment, docs/checks.md)",
-        cli={"flags": ("--controls",), "metavar": "shuffled"},
+        cli={"group": "stability", "flags": ("--controls",), "metavar": "shuffled"},
+        api_type="str | Sequence[str]",
     )
     raise_error: bool = _opt(
         True,
         "stop at the first task that cannot load or evaluate; False: record it (summary.failed), run the others",
         cli={
+            "group": "behaviour",
             "flags": ("--raise-error",),
             "action": "store_const",
             "const": True,
@@ -257,7 +339,7 @@ class RunOptions:
         False,
         "an unexpected error (not one of maeb's one-line errors) raises with its traceback instead of one line; "
         "also on when $MAEB_DEBUG is set",
-        cli={"flags": ("--debug",), "action": "store_true"},
+        cli={"group": "behaviour", "flags": ("--debug",), "action": "store_true"},
     )
     endpoints: dict = _opt(
         help="endpoints of API-backed models where the entry's options name none, by variable (MAEB_API_URL, "
@@ -266,6 +348,7 @@ class RunOptions:
         factory=dict,
         cli=None,
         api_default=None,
+        api_type="dict | None",
         why="None at evaluate(): the environment's variables are read when the run starts (from_fronts); the command "
         "line reads them too and has no flag (--option base_url=... names an endpoint)",
     )
@@ -274,7 +357,7 @@ class RunOptions:
         "replays of each task's scoring on vectors perturbed by the size of another machine's rounding, for the "
         "score's band (maeb.run.stability; auto: 8 per probe, ranking, pair or zero-shot task, 2 per clustering, "
         "2 per event task; 0: none)",
-        cli={"flags": ("--stability-replays",), "type": replays, "metavar": "N"},
+        cli={"group": "stability", "flags": ("--stability-replays",), "type": replays, "metavar": "N"},
     )
 
     def __post_init__(self) -> None:
@@ -325,16 +408,69 @@ def default_of(f, front: str | None = None):
     return f.default_factory() if f.default is MISSING else f.default
 
 
-def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
-    """The run subcommand's option flags, one per RunOptions field (dest: the field's name)."""
+def add_cli_arguments(parser, groups: Mapping[str, Any] | None = None) -> None:
+    """The run subcommand's option flags, one per RunOptions field (dest: the field's name), each in
+    its CLI_GROUPS section of `groups` (argparse argument groups by key; None: all in `parser`); a
+    field made of parts (the judge) has a flag per part (dest: the flag's name, --judge-url: judge_url)."""
     for f in option_fields():
         spec = f.metadata["cli"]
         if spec is None:
             continue
-        kwargs = {k: v for k, v in spec.items() if k != "flags"}
+        where = parser if groups is None else groups[spec["group"]]
+        if "parts" in spec:
+            for flag, _, keywords in spec["parts"]:
+                where.add_argument(flag, dest=part_dest(flag), **keywords)
+            continue
+        kwargs = {k: v for k, v in spec.items() if k not in ("flags", "group")}
         kwargs.setdefault("help", f.metadata["help"])
         kwargs.setdefault("default", default_of(f, "cli"))
-        parser.add_argument(*spec["flags"], dest=f.name, **kwargs)
+        where.add_argument(*spec["flags"], dest=f.name, **kwargs)
+
+
+def part_dest(flag: str) -> str:
+    """The parsed value's name of a part's flag (--judge-url: judge_url)."""
+    return flag.lstrip("-").replace("-", "_")
+
+
+def cli_values(args: argparse.Namespace) -> dict[str, Any]:
+    """Field name -> value from the run subcommand's parsed flags, for the fields with a flag of their
+    own (a field made of parts, the judge, is built by judge_from_flags)."""
+    return {
+        f.name: getattr(args, f.name)
+        for f in option_fields()
+        if f.metadata["cli"] is not None and "parts" not in f.metadata["cli"]
+    }
+
+
+def judge_from_flags(args: argparse.Namespace, fallback: tuple[str | None, str | None] = (None, None), needed: bool = True):
+    """The judge's Endpoint from its flags (JUDGE_PARTS), its URL and model else from `fallback` (the
+    command line passes $MAEB_JUDGE_URL and $MAEB_JUDGE_MODEL); None without a URL. needed: whether
+    a task of the run asks a judge; the variables alone do not stop a run that asks none (they are
+    often exported once for every run), while flags typed on this command are checked all the same."""
+    from ..core.errors import MaebError
+
+    given = {name: getattr(args, part_dest(flag)) for flag, name, _ in JUDGE_PARTS}
+    if not needed and not given["base_url"] and not given["model"]:
+        return None
+    url, model = given["base_url"] or fallback[0], given["model"] or fallback[1]
+    if not url:
+        return None
+    if not model:
+        named = "--judge-url" if given["base_url"] else "MAEB_JUDGE_URL"
+        wanted = "--judge-model" if given["base_url"] else "--judge-model (or MAEB_JUDGE_MODEL)"
+        raise MaebError(f"{named} needs {wanted}: the judge's name is recorded in every result")
+    if not url.startswith(("http://", "https://")):
+        raise MaebError(
+            f"--judge-url {url!r}: give the judge's base URL with http:// or https:// (e.g. https://api.openai.com/v1)"
+        )
+    for flag, value in (("--judge-timeout", given["timeout"]), ("--judge-budget", given["budget"])):
+        if not value > 0:
+            raise MaebError(f"{flag} must be a positive number of seconds, got {value}")
+    if given["retries"] < 0:
+        raise MaebError(f"--judge-retries must be 0 or more, got {given['retries']}")
+    from ..encoders.chat import Endpoint
+
+    return Endpoint(**{**given, "base_url": url, "model": model})
 
 
 def from_fronts(values: dict[str, Any], environ: Mapping[str, str] | None = None) -> RunOptions:
