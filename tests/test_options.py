@@ -18,7 +18,8 @@ from maeb.cli.commands import build_parser, main
 from maeb.core.context import RunContext
 from maeb.core.environment import ENDPOINT_VARIABLES
 from maeb.encoders.chat import Endpoint
-from maeb.run.options import CLI_GROUPS, JUDGE_PARTS, RunOptions, api_name, default_of
+from maeb.run.flags import CLI_GROUPS, JUDGE_PARTS, judge_from_flags
+from maeb.run.options import RunOptions, api_name, default_of
 from maeb.run.summary import RunSummary
 
 # the run subcommand's flags that are not options of the run: what to run, how to report, where (Ray),
@@ -54,7 +55,7 @@ def test_the_command_line_offers_each_option_and_nothing_else():
     # the judge is a field made of parts: a flag per part of its Endpoint, declared with the field
     assert dests == options - {"judge"} | SELECTION_FLAGS | INVOCATION_FLAGS | JUDGE_FLAGS
     parsed = run.parse_args(["-m", "x", "-t", "y"])
-    assert maeb.run.options.judge_from_flags(parsed) is None
+    assert judge_from_flags(parsed) is None
     endpoint = {f.name: (None if f.default is MISSING else f.default) for f in fields(Endpoint)}
     for flag, part, _ in JUDGE_PARTS:  # the flags' defaults are the Endpoint's own (none for its URL and model)
         assert getattr(parsed, flag.lstrip("-").replace("-", "_")) == endpoint[part], flag

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..core import environment
 from ..core.errors import MaebError
-from ..run.options import CLI_GROUPS, RunOptions, add_cli_arguments, cli_values, from_fronts, judge_from_flags
+from ..run.flags import CLI_GROUPS, judge_from_flags
+from ..run.options import RunOptions, add_cli_arguments, cli_values, from_fronts
 from .common import count, option_pairs
 
 if TYPE_CHECKING:
