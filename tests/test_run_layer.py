@@ -58,3 +58,17 @@ def test_the_runner_is_an_entry_point_not_a_hub():
 
 # the modules runner.py was split into, by job
 SPLIT = {"summary.py", "task.py", "resume.py", "model.py", "record.py", "plan.py", "flags.py"}
+
+
+def test_a_direct_run_over_unbuilt_offline_data_says_who_builds_it(tmp_path):
+    import pytest
+
+    from maeb.core.errors import MaebError
+    from maeb.run.options import RunOptions
+    from maeb.run.runner import run
+    from maeb.spec.catalog import find_model, find_task
+
+    options = RunOptions(output_dir=None, cache_dir=tmp_path, show_progress=False)
+    with pytest.raises(MaebError, match=r"task LiteSpokenDigits: MAEB-lite's data is not built at .*maeb.evaluate\(\)"):
+        run(find_model("maeb/mfcc-stats"), [find_task("LiteSpokenDigits")], options)
+    assert not (tmp_path / "maeb-lite").exists()  # the run layer builds nothing

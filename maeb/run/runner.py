@@ -62,6 +62,7 @@ def run(
         return sweep(meta, specs, job, log)
     if encoder is not None and cfg.precision:
         raise ModelError(f"model {meta.name!r}: --precision applies when maeb loads the model; build the encoder in that dtype")
+    _require_offline_data(specs, job.ctx)
     tasks = todo(job, specs, log)
     summary = RunSummary(skipped_existing=list(tasks.existing))
     done: dict[str, TaskResult] = {}
@@ -80,6 +81,19 @@ def run(
     summary.results = [done.get(s.name) or tasks.existing[s.name] for s in specs if s.name in done or s.name in tasks.existing]
     summary.wall_seconds = time.perf_counter() - started
     return summary
+
+
+def _require_offline_data(specs: list[TaskSpec], ctx: RunContext) -> None:
+    """An offline benchmark's folder the fronts did not build is one line saying who builds it (the
+    run layer only reads it; before the split a run built it here, from below the benchmarks)."""
+    folders = ctx.variables()
+    for variable, name in (("MAEB_LITE_DIR", "MAEB-lite"), ("MMAG_LITE_DIR", "MMAG-lite")):
+        needed = [s.name for s in specs if "${" + variable + "}" in s.data.path]
+        if needed and not Path(folders[variable]).is_dir():
+            raise MaebError(
+                f"task {needed[0]}: {name}'s data is not built at {folders[variable]}; maeb.evaluate() and `maeb run` build "
+                "it before the run (maeb.benchmarks.offline.prepare), a direct call of maeb.run.runner.run does not"
+            )
 
 
 def _evaluate_each(job: ResolvedRun, meta, emb: Embedder, pending, extending, summary, done, log, amend) -> None:
