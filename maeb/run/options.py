@@ -1,15 +1,16 @@
 """One run's options, written once: `RunOptions` (frozen, typed, each field with its default and a
-one-line help), from which the `run` subcommand's flags (maeb.cli.run) and `maeb.evaluate()`'s keywords
-(maeb.api) are generated, and `resolve(meta, options)`, which computes once what a run derives from
+one-line help), from which the `run` subcommand's flags (maeb.cli.run, in the --help sections of
+maeb.run.flags) are generated and against which `maeb.evaluate()`'s keywords (maeb.api) are checked, and `resolve(meta, options)`, which computes once what a run derives from
 them: the protocol, the encoder options, the perturbation chain, the window policy, the identities,
 the experiment settings and the RunContext. The runner, the Ray driver and its workers take that
 resolved run; none of them parses an option string again or reads an environment variable (the
 command line and evaluate() read the variables of maeb.core.environment, through from_fronts, and pass
 them down as fields).
 
-A new run option is one field here (with its `cli` flag and, where the keyword differs from the
-field name, its `api` name); tests/test_options.py fails when the command line or evaluate() lack
-it or offer an option that is not a field."""
+A new run option is one field here (with its `cli` flag and section and, where the keyword differs
+from the field name, its `api` name) and its keyword in evaluate()'s signature; tests/test_options.py
+fails when the command line or evaluate() lack it, offer an option that is not a field, or give it
+another type or default."""
 
 from __future__ import annotations
 
