@@ -89,6 +89,7 @@ class Pool:
             )
 
     def admit_new(self) -> None:
+        """Admit the workers that finished loading since the last look (without waiting)."""
         if self.describing:
             done, _ = self.ray.wait(list(self.describing), num_returns=len(self.describing), timeout=0)
             for ref in done:
@@ -126,6 +127,7 @@ class Pool:
             raise ModelError(f"model {self.meta.name!r}: no worker has the driver's encoder identity ({what})")
 
     def idle_worker(self) -> tuple[int, Any] | None:
+        """The least busy ready worker with room for another shard, counted busy with it (number, actor); None when all are full."""
         with self.lock:
             free = [(n, i) for i, n in self.busy.items() if n < IN_FLIGHT]
             if not free:
@@ -135,11 +137,13 @@ class Pool:
             return number, self.ready[number]
 
     def release(self, number: int) -> None:
+        """One piece of work of worker `number` is done: it has room for another."""
         with self.lock:
             if number in self.busy:
                 self.busy[number] -= 1
 
     def drop(self, number: int) -> None:
+        """Worker `number` is gone for good: killed (no restart), it gets no more work."""
         with self.lock:
             actor = self.ready.pop(number, None)
             self.busy.pop(number, None)
@@ -147,6 +151,7 @@ class Pool:
             self.ray.kill(actor, no_restart=True)
 
     def alive(self) -> bool:
+        """Whether any worker is ready or still loading."""
         return bool(self.ready or self.describing)
 
     def send(self, method: str, *args):
@@ -171,6 +176,7 @@ class Pool:
                 self.release(number)
 
     def times(self) -> list[WorkerTime]:
+        """Each ready worker's account (where it ran, its seconds and counts), for the closing report."""
         refs = {i: a.times.remote() for i, a in self.ready.items()}
         out = []
         for number, ref in refs.items():
