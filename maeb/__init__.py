@@ -21,7 +21,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name == "TaskResult":
-        from .run.runner import TaskResult
+        from .run.summary import TaskResult
 
         return TaskResult
     raise AttributeError(f"module 'maeb' has no attribute {name!r}")

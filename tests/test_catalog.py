@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from maeb.run.runner import evaluate_task
+from maeb.run.task import evaluate_task
 from maeb.spec import catalog
 from maeb.spec.loader import load_task
 

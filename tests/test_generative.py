@@ -941,7 +941,7 @@ def test_dry_run_knows_generators_and_judges(tmp_path):
     from dataclasses import replace
 
     from maeb.run.options import RunOptions
-    from maeb.run.runner import plan
+    from maeb.run.plan import plan
     from maeb.spec.catalog import benchmark_specs, find_benchmark, find_model
 
     specs = [s for b in ("MECAT-Caption", "AIR-Bench-Chat") for s in benchmark_specs(find_benchmark(b))]

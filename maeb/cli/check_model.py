@@ -379,8 +379,9 @@ def check_tasks(report: Report, meta: ModelMeta, encoder, options: dict, device:
     """Runs the task types the model's sides support on small tone folders; each score must be finite in [0, 1]."""
     from ..encoders.protocols import DEFAULT_PROTOCOL, get_protocol
     from ..mock import write_tone_folder
+    from ..run.model import build_embedder
     from ..run.options import RunOptions, resolve
-    from ..run.runner import build_embedder, evaluate_task
+    from ..run.task import evaluate_task
 
     folder = write_tone_folder(work / "tones", FREQS, per_label=8)
     mixtures = write_mixtures(work / "mixtures")
