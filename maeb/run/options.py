@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.durations import parse_edges
+from ..audio import windows
 from ..audio.perturb import Chain
 from ..audio.pipeline import RESAMPLERS
-from ..audio.windows import check_combination, parse
 from ..core import environment
 from ..core.context import RunContext
 from ..core.environment import cache_dir
@@ -444,7 +444,7 @@ def resolve(meta, options: RunOptions, ray: bool = False, ctx=None) -> ResolvedR
     the options: its cache folder, device, progress, judge and MAEB-lite folder)."""
 
     check_options(options)
-    window = parse(options.long_audio)
+    window = windows.parse(options.long_audio)
     if ray:
         check_ray(options, window)
     protocol = get_protocol(options.protocol)
@@ -457,7 +457,7 @@ def resolve(meta, options: RunOptions, ray: bool = False, ctx=None) -> ResolvedR
     calls = options.call_batch_size if options.call_batch_size != protocol.call_batch_size else None
     if calls is not None and calls < 1:
         raise SpecError(f"--call-batch-size must be at least 1, not {calls}")
-    check_combination(window, options.perturb)
+    windows.check_combination(window, options.perturb)
     chain = None
     if options.perturb:
         chain = Chain.parse(options.perturb)
@@ -497,7 +497,7 @@ def check_ray(options: RunOptions, window) -> None:
         raise MaebError("--layers does not run on Ray yet; run without --ray")
     if options.perturb:  # shards would each draw their own babble pool; the robustness axis runs locally
         raise MaebError("--perturb does not run on Ray yet; run without --ray")
-    check_combination(window, (), ray=True)
+    windows.check_combination(window, (), ray=True)
 
 
 def context_of(options: RunOptions):
