@@ -6,6 +6,9 @@ maeb.engine, maeb.metrics, maeb.audiogen, maeb.tasktypes.
 The floors, their rooms and the arrows between them: docs/architecture.md."""
 
 from .._compat import forward
+from ..core.taskspec import DataSpec, TaskSpec  # the typed spec lives on the lowest floor; its readers here
+
+__all__ = ["DataSpec", "TaskSpec"]
 
 # maeb.spec was a module until 0.2: its names still resolve here (with a DeprecationWarning)
 __getattr__ = forward(__name__, "maeb.spec.taskspec")
