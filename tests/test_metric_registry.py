@@ -100,3 +100,16 @@ def test_the_documented_metric_runs_as_written(tmp_path, monkeypatch, capsys):
     for labels, guesses in [(LABELS, GUESS), (BINARY, 1 - BINARY)]:
         got = registry.get_metric("balanced_error")(labels, guesses)
         assert got == pytest.approx(1 - skm.balanced_accuracy_score(labels, guesses), abs=1e-12)
+
+
+def test_the_threshold_and_set_metrics_on_cases_known_by_hand():
+    """mteb's pair thresholds (a threshold never splits ties) and multilabel's per-row IoU, by hand
+    (their comparison with mteb's evaluators is tests/test_parity_mteb.py)."""
+    scores, labels = np.array([0.9, 0.8, 0.8, 0.3, 0.1]), np.array([1, 1, 0, 0, 1])
+    # thresholds between distinct scores: after 0.9 -> 1 + 2 right of 5; after the tied 0.8s -> 2 + 1; after 0.3 -> 2 + 0
+    assert registry.get_metric("best_threshold_accuracy")(scores, labels, True) == pytest.approx(3 / 5)
+    # after 0.9: P 1, R 1/3, F1 1/2; after 0.8s: P 2/3, R 2/3, F1 2/3; after 0.3: P 1/2, R 2/3, F1 4/7
+    f1, precision, recall = registry.get_metric("best_threshold_f1")(scores, labels, True)
+    assert (f1, precision, recall) == pytest.approx((2 / 3, 2 / 3, 2 / 3))
+    truth, guess = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 0]]), np.array([[1, 1, 1], [0, 0, 0], [0, 0, 1]])
+    assert registry.get_metric("hamming")(truth, guess) == pytest.approx((2 / 3 + 1 + 0) / 3)

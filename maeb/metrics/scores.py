@@ -4,13 +4,15 @@ score moved; the type keeps what it does around the call (warnings silenced, flo
 
 Oracles: sklearn.metrics for the label, ranking and clustering scores (tests/test_metric_registry.py
 compares each with sklearn's own call; the classification types' results are compared with mteb's
-in tests/parity/test_e2e.py), the mecat package for BLEU (tests/test_generative.py)."""
+in tests/parity/test_e2e.py), the mecat package for BLEU (tests/test_generative.py), mteb's own
+evaluators for the pair thresholds and multilabel's hamming (tests/test_parity_mteb.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from sklearn import metrics as skm
 
 from .registry import metric
@@ -93,3 +95,46 @@ def ami(labels_true: Any, labels_pred: Any) -> float:
 def bleu(candidates: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
     """BLEU-1 to BLEU-4 of a corpus as MECAT computes them (Bleu_1 .. Bleu_4)."""
     return corpus_bleu(candidates, references)
+
+
+@metric("best_threshold_accuracy", oracle="mteb's pair classification evaluator (tests/test_parity_mteb.py)")
+def best_threshold_accuracy(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> float:
+    """The best accuracy of a threshold on `scores` (a threshold never splits tied scores), as mteb computes it."""
+    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
+    best, positives, negatives_left = 0.0, 0, int((labels == 0).sum())
+    for i in range(len(order) - 1):
+        score, label = order[i]
+        if label == 1:
+            positives += 1
+        else:
+            negatives_left -= 1
+        if score == order[i + 1][0]:
+            continue
+        best = max(best, (positives + negatives_left) / len(labels))
+    return best
+
+
+@metric("best_threshold_f1", oracle="mteb's pair classification evaluator (tests/test_parity_mteb.py)")
+def best_threshold_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> tuple[float, float, float]:
+    """The best F1 of a threshold on `scores` and its precision and recall (a threshold never splits tied scores)."""
+    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
+    best = (0.0, 0.0, 0.0)
+    correct, relevant = 0, int(labels.sum())
+    for i, (score, label) in enumerate(order[:-1]):
+        correct += label == 1
+        if score == order[i + 1][0] or correct == 0:
+            continue
+        precision, recall = correct / (i + 1), correct / relevant
+        f1 = 2 * precision * recall / (precision + recall)
+        if f1 > best[0]:
+            best = (f1, precision, recall)
+    return best
+
+
+@metric("hamming", oracle="mteb's multilabel classification evaluator (tests/test_parity_mteb.py)")
+def hamming(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Per-row intersection over union of label sets; two empty sets agree fully."""
+    t, p = y_true.astype(bool), y_pred.astype(bool)
+    union = (t | p).sum(axis=1)
+    inter = (t & p).sum(axis=1)
+    return float(np.where(union == 0, 1.0, inter / np.maximum(union, 1)).mean())

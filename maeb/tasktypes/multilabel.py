@@ -39,14 +39,6 @@ def grow_sample(label_sets: list[list], per_label: int, rng: np.random.Generator
     return chosen
 
 
-def hamming(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    """Per-row intersection over union of label sets; two empty sets agree fully."""
-    t, p = y_true.astype(bool), y_pred.astype(bool)
-    union = (t | p).sum(axis=1)
-    inter = (t & p).sum(axis=1)
-    return float(np.where(union == 0, 1.0, inter / np.maximum(union, 1)).mean())
-
-
 def _as_label_lists(values: list, where: str) -> list[list]:
     out = []
     for value in values:
@@ -82,7 +74,7 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb", labels=())
             "accuracy": float((pred == y_test).all(axis=1).mean()),
             "lrap": float(get_metric("lrap")(y_test, proba)),
             "f1": float(get_metric("f1")(y_test, pred)),
-            "hamming": hamming(y_test, pred),
+            "hamming": get_metric("hamming")(y_test, pred),
         }
         return scores, perclass.multilabel(y_test, pred, proba, labels)
 

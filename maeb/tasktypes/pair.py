@@ -19,38 +19,6 @@ from ..metrics.similarity import paired_similarity
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 
 
-def best_accuracy(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> float:
-    """The best accuracy of a threshold on `scores` (a threshold never splits tied scores), as mteb computes it."""
-    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
-    best, positives, negatives_left = 0.0, 0, int((labels == 0).sum())
-    for i in range(len(order) - 1):
-        score, label = order[i]
-        if label == 1:
-            positives += 1
-        else:
-            negatives_left -= 1
-        if score == order[i + 1][0]:
-            continue
-        best = max(best, (positives + negatives_left) / len(labels))
-    return best
-
-
-def best_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> tuple[float, float, float]:
-    """The best F1 of a threshold on `scores` and its precision and recall (a threshold never splits tied scores)."""
-    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
-    best = (0.0, 0.0, 0.0)
-    correct, relevant = 0, int(labels.sum())
-    for i, (score, label) in enumerate(order[:-1]):
-        correct += label == 1
-        if score == order[i + 1][0] or correct == 0:
-            continue
-        precision, recall = correct / (i + 1), correct / relevant
-        f1 = 2 * precision * recall / (precision + recall)
-        if f1 > best[0]:
-            best = (f1, precision, recall)
-    return best
-
-
 def pair_metrics(
     e1: np.ndarray,
     e2: np.ndarray,
@@ -76,9 +44,9 @@ def pair_metrics(
     out: dict = {}
     best: dict[str, list[float]] = {}
     for name, scores, higher in scored:
-        f1, precision, recall = best_f1(scores, labels, higher)
+        f1, precision, recall = get_metric("best_threshold_f1")(scores, labels, higher)
         values = {
-            "accuracy": best_accuracy(scores, labels, higher),
+            "accuracy": get_metric("best_threshold_accuracy")(scores, labels, higher),
             "f1": f1,
             "precision": precision,
             "recall": recall,
