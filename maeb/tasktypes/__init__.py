@@ -16,7 +16,7 @@ the split tables (`Data`), the split's name, the embedder (`Embeddings`: what an
 of it), the TaskSpec (maeb.core.taskspec) and the TaskState. The built-in ones are listed in
 REGISTRY below (the one list spec parsing, derivation, planning, the catalog import and the spec
 reference read), each a class in its own module; a type outside the package is named in a spec as
-`type = "package.module:Class"`, as an outside model family isnamed in a model entry."""
+`type = "package.module:Class"`, as an outside model family is named in a model entry."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -242,6 +242,12 @@ class Embeddings(Protocol):
 
 
 Data = Mapping[str, Any]  # split name -> its table (maeb.data.sources.Table or a derived shape)
+
+if TYPE_CHECKING:
+    from ..engine.embed import Embedder
+
+    def _the_engine_fits(emb: Embedder) -> Embeddings:  # mypy holds the run's embedder to the protocol
+        return emb
 
 
 @dataclass
