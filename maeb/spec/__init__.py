@@ -5,6 +5,9 @@ It may import its own modules and the floors below it (docs/architecture.md draw
 their rooms and the arrows between them)."""
 
 from .._forward import forward
+from ..core.taskspec import DataSpec, TaskSpec  # the typed spec lives on the lowest floor; its readers here
+
+__all__ = ["DataSpec", "TaskSpec"]
 
 # maeb.spec was a module until 0.2: its names still resolve here (with a DeprecationWarning)
 __getattr__ = forward(__name__, "maeb.spec.taskspec")

@@ -222,7 +222,7 @@ def text_metrics(
 ) -> dict[str, float]:
     """The requested text metrics (BLEU, FENSE, DATE) of candidate texts against their references; 0 for each when there are no
     candidates."""
-    from ..metrics.textmetrics import corpus_bleu
+    from ..metrics.registry import get_metric
 
     out: dict[str, float] = {}
     if not cands:
@@ -230,7 +230,7 @@ def text_metrics(
         # score_caption and score_qa stay what mecat's CLI gives); callers list the group as empty
         return {name: 0.0 for m in metrics for name in METRIC_NAMES.get(m, [m])}
     if "bleu" in metrics:
-        out.update(corpus_bleu(cands, refs))
+        out.update(get_metric("bleu")(cands, refs))
     if "fense" in metrics:
         out["fense"] = scorer.score(cands, refs, keys, delta, "fense")["fense"]
     if "date" in metrics:
