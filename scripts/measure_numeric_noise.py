@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from maeb.benchmarks.lite.runner import MODELS
+from maeb.run.numeric_env import IMITATE
 
 CONFIGS = {
     "native": {},
@@ -32,18 +33,7 @@ CONFIGS = {
     "ct2-avx2": {"CT2_FORCE_CPU_ISA": "AVX2"},
     "torch-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
     # every library's instruction set imitated together (scripts/parity.py --imitate; lite --check's set-ups)
-    "imitate-avx2": {
-        "ATEN_CPU_CAPABILITY": "avx2",
-        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-        "CT2_FORCE_CPU_ISA": "AVX2",
-        "OPENBLAS_CORETYPE": "Sandybridge",
-    },
-    "imitate-generic": {
-        "ATEN_CPU_CAPABILITY": "default",
-        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-        "CT2_FORCE_CPU_ISA": "GENERIC",
-        "OPENBLAS_CORETYPE": "Haswell",
-    },
+    **{f"imitate-{name}": setup for name, setup in IMITATE.items()},
 }
 WORDS = Path(__file__).resolve().parent.parent / "maeb" / "benchmarks" / "lite" / "words.txt"
 TASKS = ["LiteSpokenDigits", "LiteSoundEvents", "LiteInstrumentFamily", "LiteLanguageID"]

@@ -19,7 +19,7 @@ and a tolerance, or "explained by band" when the cell's main score differs by no
 result's measured stability band allows (as `lite --check` judges: maeb.benchmarks.lite.check;
 the band's replays move the vectors by another CPU's rounding, ties included); any other
 difference above 1e-6, a crash of either side or a missing result file makes the exit status 1.
-`--imitate avx2|generic` reruns the script with torch's, MKL's, CTranslate2's and OpenBLAS's
+`--imitate avx2|generic|sse` reruns the script with torch's, MKL's, CTranslate2's and OpenBLAS's
 instruction sets set together (maeb.run.numeric_env.IMITATE; only what this CPU can execute). The data and checkpoints are built once under .parity/ (tests/parity/).
 Run inside .venv-parity (scripts/parity_env.sh builds it): mteb needs torchaudio's resampler and
 torchcodec, which maeb's own .venv must not have; maeb itself runs in .venv.
@@ -821,7 +821,7 @@ def main(argv=None) -> int:
     p.add_argument(
         "--protocol", default=DEFAULT_PROTOCOL, help=f"maeb's --protocol (default {DEFAULT_PROTOCOL}; '' for maeb's default)"
     )
-    p.add_argument("--imitate", choices=["avx2", "generic"], help="run both sides under another CPU's kernels (see above)")
+    p.add_argument("--imitate", choices=["avx2", "generic", "sse"], help="run both sides under another CPU's kernels (see above)")
     args = p.parse_args(argv)
     if args.imitate and os.environ.get("MAEB_PARITY_IMITATED") != args.imitate:
         imitate(args.imitate, argv if argv is not None else sys.argv[1:])

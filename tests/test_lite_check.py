@@ -109,8 +109,8 @@ def test_a_probe_cell_whose_replays_never_moved_may_still_move_by_one_clip(tmp_p
     write(run, "m/a", result("One", 0.9125))
     write(run, "m/a", result("Two", 0.925))
     cells = {c.task: c for c in compare(ref, run)}
-    assert cells["One"].agrees and cells["One"].within_band and cells["One"].source == "one clip"
-    assert not cells["Two"].agrees and "outside its band of ±0.0125 (one clip)" in cells["Two"].cause
+    assert cells["One"].agrees and cells["One"].within_band and cells["One"].source == "one item's share"
+    assert not cells["Two"].agrees and "outside its band of ±0.0125 (one item's share)" in cells["Two"].cause
 
 
 def test_an_exact_cell_compares_every_number(tmp_path):

@@ -16,7 +16,7 @@ from maeb.engine.embed import Embedder
 from maeb.mock import IdentityEncoder, vector_wav, write_hub_repo
 from maeb.run.options import RunOptions
 from maeb.run.runner import run
-from maeb.run.stability import SHARE, measure, noise, per_experiment, replay
+from maeb.run.stability import MIN_EXACT, SHARE, measure, noise, per_experiment, replay
 from maeb.run.task import evaluate_task
 from maeb.spec.loader import load_task
 from maeb.spec.taskspec import parse_spec
@@ -119,8 +119,18 @@ def test_the_unconverged_probe_moves_and_the_stable_protocol_does_not(repo, tmp_
     assert mteb.stability["refits"] == stable.stability["refits"] == 6  # 5 folds: one refit per replay
     assert mteb.stability["moved"] > 0 and mteb.stability["band"] > 0.01
     assert stable.stability["moved"] == 0 and stable.stability["band"] == 0.0
+    # six unmoved samples are no evidence of exactness (two were once taken for it, and another
+    # OpenBLAS kernel moved that k-means cell): the band is 0, the cell is not called exact
+    assert stable.stability["exact"] is False and "too few to call the score exact" in stable.stability["why"]
     assert stable.scores["train"][0]["accuracy"] != mteb.scores["train"][0]["accuracy"]  # another protocol, other numbers
     assert mteb.stability["main_score"]["min"] <= mteb.scores["train"][0]["accuracy"] <= mteb.stability["main_score"]["max"]
+
+
+def test_a_cell_is_exact_only_after_min_exact_unmoved_samples(repo, tmp_path):
+    spec = spec_of(repo, "classification", cross_validation=True)
+    record = evaluate_task(spec, embedder(tmp_path, "mteb-2.26-stable"), stability_replays=MIN_EXACT).stability
+    assert record["moved"] == 0 and record["exact"] is True and "why" not in record
+    assert record["quantum"] == round(1 / 100, 6)  # one of the 100 training clips the folds evaluate
 
 
 def test_the_band_is_a_report_not_part_of_the_score_or_identity(repo, tmp_path):
@@ -198,9 +208,10 @@ def test_a_score_that_depends_on_tie_order_gets_a_band(tied_repo, tmp_path, kind
     spec = tied_spec(tied_repo, kind)
     outcome = evaluate_task(spec, embedder(tmp_path), stability_replays="auto")
     record = outcome.stability
-    assert record["method"] == "replay" and record["replays"] == {"clustering": 2}.get(kind, 8)
+    assert record["method"] == "replay" and record["replays"] == 8  # auto: 8 for every embedding type
     assert record["moved"] > 0 and record["band"] > 0 and record["exact"] is False
-    assert record["eps"] == {"audio": "2e-06", "text": "2e-06"} and "quantum" not in record
+    assert record["eps"] == {"audio": "2e-06", "text": "2e-06"}
+    assert record["quantum"] == round(1 / {"pair_classification": 40}.get(kind, 36), 6)  # one query, pair or clip
 
 
 def test_one_sample_is_not_a_band(tied_repo, tmp_path):

@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
         "--stability-replays",
         type=_replays,
         metavar="N",
-        help="replays on perturbed vectors per task, for each score's band (default 0: the check takes the bands from the reference; auto: 8, 2 for clustering and events)",
+        help="replays on perturbed vectors per task, for each score's band (default 0: the check takes the bands from the reference; auto: 8 for every embedding type)",
     )
     lite.add_argument(
         "--protocol",

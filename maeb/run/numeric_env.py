@@ -77,6 +77,14 @@ IMITATE = {
         "CT2_FORCE_CPU_ISA": "GENERIC",
         "OPENBLAS_CORETYPE": "Haswell",
     },
+    # the oldest kernels of each library: OpenBLAS's Prescott request runs its Katmai (SSE) kernels,
+    # under which k-means' distances flip a clip that 2e-6 vector noise did not (issue 31)
+    "sse": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "CT2_FORCE_CPU_ISA": "GENERIC",
+        "OPENBLAS_CORETYPE": "Prescott",
+    },
 }
 
 

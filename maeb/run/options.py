@@ -282,8 +282,7 @@ class RunOptions:
     stability_replays: int | str = _opt(
         DEFAULT_REPLAYS,
         "replays of each task's scoring on vectors perturbed by the size of another machine's rounding, for the "
-        "score's band (maeb.run.stability; auto: 8 per probe, ranking, pair or zero-shot task, 2 per clustering, "
-        "2 per event task; 0: none)",
+        "score's band (maeb.run.stability; auto: 8 per embedding task, 8 unmoved being what 'exact' needs; 0: none)",
         cli={"group": "stability", "flags": ("--stability-replays",), "type": replays, "metavar": "N"},
     )
 

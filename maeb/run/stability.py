@@ -17,8 +17,13 @@ is a sample, and another machine's move of the task score is simulated as the me
 move per experiment (`SIMULATIONS` machines). The other types are scored whole per replay (ranks,
 average precision, argmax and k-means need no refit; event detection refits its probe): each
 replay's move is one sample. The band is the largest simulated move. A band needs two samples:
-with fewer the record says "not measured", never 0; a cell is "exact" only where two or more
-samples moved nothing. The band is a report: it changes no score and is not part of the run
+with fewer the record says "not measured", never 0; a cell is "exact" only where at least
+`MIN_EXACT` samples moved nothing (two unmoved replays of a k-means cell were taken for exactness
+while another OpenBLAS kernel moved it by 0.0019: 16 replays moved it 4 times, by that much).
+Every replayed record also holds `quantum`, one evaluation item's share of the score (a clip, a
+query, a pair): the smallest move a flip of one item's outcome makes, which `lite --check` allows
+where the replays saw less, since a finite count of replays can miss a rare flip and the
+evaluator's own kernels (k-means' distances) can flip one where the vectors did not. The band is a report: it changes no score and is not part of the run
 identity (another replay count is the same result with another estimate of its noise)."""
 
 from __future__ import annotations
@@ -43,7 +48,9 @@ EPS_MEASURED = (
 AUTO = "auto"
 DEFAULT_REPLAYS = AUTO
 # replays per type under "auto": rank-based types cost one scoring each (no fit); clustering refits
-# k-means n_bootstrap times and event detection its whole probe per replay, so they get fewer
+# k-means n_bootstrap times and event detection its whole probe per replay: about 1 s per replay on
+# a MAEB-lite clustering cell (16 replays of whisper-tiny.en x LiteSpeakerClustering: 17 s), so
+# every type gets the MIN_EXACT replays that exactness needs
 AUTO_REPLAYS = {
     "classification": 8,
     "multilabel": 8,
@@ -51,13 +58,14 @@ AUTO_REPLAYS = {
     "reranking": 8,
     "pair_classification": 8,
     "zeroshot": 8,
-    "clustering": 2,  # each replay refits k-means as often as the evaluation (225-1153 s per lite cell for 4)
-    "event_detection": 2,
+    "clustering": 8,
+    "event_detection": 8,
 }
 REFIT = ("classification", "multilabel")  # probes whose experiments are shared out between replays
 SHARE = 4  # a probe replay refits experiments // SHARE of a task's experiments (at least one)
 SIMULATIONS = 1000
 MIN_SAMPLES = 2  # one sample cannot show a band
+MIN_EXACT = 8  # unmoved samples before a cell is called exact (fewer are no evidence of it)
 
 
 def replays_for(kind_name: str, setting: int | str | None) -> int:
@@ -238,9 +246,11 @@ def simulate(samples: list[float], experiments: int, rng: np.random.Generator, m
 
 
 def quantum(spec, data) -> float:
-    """One evaluation clip's share of the board's score: the smallest move a flip of one clip's
-    prediction makes (mean over subsets of the first split). A probe's band from a few replays
-    can be 0 where a rarer flip still happens on another machine; `lite --check` allows this."""
+    """One evaluation item's share of the board's score (1 / the items of the first split, a clip,
+    a query or a pair; mean over subsets): the smallest move a flip of one item's outcome makes in a
+    score averaged over items, and about one clip's reassignment in a clustering's v-measure. A
+    band from a finite count of replays can be 0 where a rarer flip still happens on another
+    machine; `lite --check` allows this."""
     split = spec.data.eval_splits[0]
     sizes = [len(tables[split]) for tables in data.values() if hasattr(tables.get(split), "__len__")]
     return _round(min(1.0 / (n * len(sizes)) for n in sizes)) if sizes and min(sizes) > 0 else 0.0
@@ -297,7 +307,8 @@ def measure(
         "method": "replay",
         **common,
         "moved": moved,
-        "exact": moved == 0,  # two or more samples and none moved the main score
+        # no move in MIN_EXACT samples or more; fewer unmoved samples say nothing of exactness
+        "exact": moved == 0 and fewest >= MIN_EXACT,
         "main_score": {
             "value": _round(value),
             "min": _round(value + float(main_moves.min())),
@@ -309,8 +320,11 @@ def measure(
         "seconds": round(time.perf_counter() - started, 3),
         "evaluation_seconds": round(evaluation_seconds, 3),
     }
-    if refit:  # a probe's replays can miss a rarer flip of one clip: lite --check allows one clip's share
-        record["quantum"] = quantum(spec, data)
+    if moved == 0 and fewest < MIN_EXACT:
+        record["why"] = f"{fewest} unmoved replay sample(s): too few to call the score exact (MIN_EXACT {MIN_EXACT})"
+    # replays can miss a rarer flip of one item (and the evaluator's own kernels can flip one):
+    # lite --check allows one item's share
+    record["quantum"] = quantum(spec, data)
     return record
 
 

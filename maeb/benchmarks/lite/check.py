@@ -3,9 +3,10 @@
 Every cell (model x task) of the reference records a band measured by replays (maeb.run.stability:
 its scoring repeated on vectors moved by the rounding another CPU makes, so a score that depends on
 the order of tied items carries that dependence). A cell agrees when its main score lies within
-MARGIN times that band of the reference's, and a probe cell at least within one evaluation clip's
-share of the score (a rarer flip than the replays saw); its other metrics move with it and are
-reported, not judged. A cell whose replays moved nothing (band 0: exact by measurement) must agree
+MARGIN times that band of the reference's, and at least within one evaluation item's share of the
+score (a clip, a query, a pair: a rarer flip than the replays saw, or one the evaluator's own
+kernels make, as k-means under another OpenBLAS kernel does); its other metrics move with it and
+are reported, not judged. A cell whose replays moved nothing (band 0: exact by measurement) must agree
 in its main score within the tolerance, and in every other number too unless its vectors differ
 from the reference's for the same clips (the numeric path): some secondary metrics amplify
 last-bit changes of the vectors (mteb's nAUC retrieval metrics moved by 0.39 under another OpenBLAS
@@ -136,14 +137,14 @@ def unmeasured(reference: dict) -> str:
 
 def allowance(reference: dict) -> tuple[float, str]:
     """How far the reference lets the cell's main score move, and what sets it: MARGIN times its
-    band (replays), or for a probe cell at least one evaluation clip's share (a replay count can
-    miss a rare flip; maeb.run.stability.quantum). 0: every number must agree."""
+    band (replays), and at least one evaluation item's share (a replay count can miss a rare flip;
+    maeb.run.stability.quantum). 0: every number must agree."""
     record = stability_of(reference)
     band_value, quantum = record.get("band"), record.get("quantum")
     band = MARGIN * float(band_value) if isinstance(band_value, (int, float)) and math.isfinite(band_value) else 0.0
     floor = float(quantum) if record.get("method") == "replay" and isinstance(quantum, (int, float)) else 0.0
     if floor > band:
-        return floor, "one clip"
+        return floor, "one item's share"
     return band, _band_source(reference) if band > 0 else ""
 
 
