@@ -5,6 +5,7 @@ does not; the band is a report that changes no score and no identity."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -149,7 +150,7 @@ def test_the_band_is_a_report_not_part_of_the_score_or_identity(repo, tmp_path):
         record = b["maeb"]["stability"]
         assert record["method"] == "replay" and record["replays"] == 2 and record["refits"] == 2  # 4 experiments / 4, twice
         assert (
-            record["eps"] == {"audio": "2e-06", "text": "2e-06"}
+            record["eps"] == {"audio": "3e-06", "text": "3e-06"}
             and 0 <= record["seconds"]
             and "test[0].main_score" in record["metrics"]
         )
@@ -210,7 +211,7 @@ def test_a_score_that_depends_on_tie_order_gets_a_band(tied_repo, tmp_path, kind
     record = outcome.stability
     assert record["method"] == "replay" and record["replays"] == 8  # auto: 8 for every embedding type
     assert record["moved"] > 0 and record["band"] > 0 and record["exact"] is False
-    assert record["eps"] == {"audio": "2e-06", "text": "2e-06"}
+    assert record["eps"] == {"audio": "3e-06", "text": "3e-06"}
     assert record["quantum"] == round(1 / {"pair_classification": 40}.get(kind, 36), 6)  # one query, pair or clip
 
 
@@ -239,3 +240,19 @@ def test_the_stable_probe_does_not_blow_rounding_up_to_unit_scale():
     z = Standardize().fit(x).transform(x)
     assert np.all(z[:, 0] == 0.0)
     assert z[:, 1].mean() == pytest.approx(0.0, abs=1e-12) and z[:, 1].std() == pytest.approx(1.0)
+
+
+def test_one_items_share_is_the_largest_share_one_item_has():
+    """Seen under imitated CPUs: one clip of LiteSoundEvents (156 clips, 5 folds) moved the mean by
+    1/155 (its fold holds 31), which 1/156 refused; the smallest subset's items weigh the most."""
+    from types import SimpleNamespace
+
+    from maeb.run.stability import quantum
+
+    def spec(**protocol):
+        return SimpleNamespace(data=SimpleNamespace(eval_splits=["all"]), protocol=protocol)
+
+    assert quantum(spec(cross_validation=True, n_splits=5), {"default": {"all": [0] * 156}}) == math.ceil(1e6 / 155) / 1e6
+    assert quantum(spec(), {"default": {"all": [0] * 156}}) == math.ceil(1e6 / 156) / 1e6
+    assert quantum(spec(), {"a": {"all": [0] * 10}, "b": {"all": [0] * 40}}) == 0.05  # one of 10 in one of 2 subsets
+    assert quantum(spec(), {"default": {"all": []}}) == 0.0

@@ -78,7 +78,7 @@ IMITATE = {
         "OPENBLAS_CORETYPE": "Haswell",
     },
     # the oldest kernels of each library: OpenBLAS's Prescott request runs its Katmai (SSE) kernels,
-    # under which k-means' distances flip a clip that 2e-6 vector noise did not (issue 31)
+    # under which k-means' distances flip a clip that 2 replays on perturbed vectors did not (issue 31)
     "sse": {
         "ATEN_CPU_CAPABILITY": "default",
         "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
