@@ -20,6 +20,7 @@ install: $(PY)
 install-dev: $(PY)
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[offline,test]"
+	$(PY) scripts/editable_root.py  # `python -m maeb` works from the folder that holds a clone named maeb
 	$(PIP) install -q --no-deps -c constraints.txt resemblyzer==0.1.4 openwakeword==0.5.1
 	# family packages the tests build random-weight models of; --no-deps: they declare torchaudio
 	$(PIP) install -q --no-deps torch-vggish-yamnet==0.2.1 wav2clip==0.1.0

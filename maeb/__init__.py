@@ -7,9 +7,9 @@ The Python API (maeb.api) is imported on first use, so `import maeb` stays light
 
 from . import _compat
 
-_compat.install()  # old import paths (maeb.runner, ...) keep working for one release
+_compat.install()  # old import paths (maeb.runner, ...) keep working through 0.3.x; removed in 0.4.0
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _API = {"evaluate", "get_model", "get_tasks", "get_benchmark", "select_tasks"}
 __all__ = sorted(_API | {"__version__", "TaskResult"})
@@ -21,7 +21,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name == "TaskResult":
-        from .run.runner import TaskResult
+        from .run.summary import TaskResult
 
         return TaskResult
     raise AttributeError(f"module 'maeb' has no attribute {name!r}")

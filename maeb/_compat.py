@@ -1,15 +1,17 @@
 """Old import paths: until maeb 0.2 every module sat flat in maeb/ (maeb.runner, maeb.mock's
 neighbours, `python -m maeb.robust`); since 0.3 the modules live in folders by layer. The old paths
-keep working for one release and warn (DeprecationWarning) with the new one:
+keep working through maeb 0.3.x and warn (DeprecationWarning) with the new one; maeb 0.4.0 removes
+them (docs/changelog.md lists old -> new):
 
 - a module that moved (maeb.runner -> maeb.run.runner): `import maeb.runner` gives the SAME module
   object as `import maeb.run.runner` (a finder on sys.meta_path aliases the name), and
   `python -m maeb.robust` runs the new module as __main__;
 - a module whose old name is now a folder (maeb.data, maeb.audio, maeb.spec, maeb.results, maeb.cli):
   the folder's names forward to the module that took its place (`from maeb.data import Table` is
-  maeb.data.sources.Table).
+  maeb.data.sources.Table; maeb._forward).
 
-Written by the relayout script from its table; removed in maeb 0.4."""
+Only the package (maeb/__init__.py) installs the finder, so this module counts as the top floor: its
+table names modules of every floor. Written by the relayout script from its table."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
-import warnings
 from types import CodeType
+
+from ._forward import warn_moved
 
 MOVED = {
     "maeb.errors": "maeb.core.errors",
@@ -71,6 +74,28 @@ MOVED = {
     "maeb.robust": "maeb.benchmarks.robust",
     "maeb.checkmodel": "maeb.cli.check_model",
     "maeb.environment": "maeb.core.environment",
+    # 0.3.0: the synthesizers moved from the benchmarks to a floor of their own, below the
+    # perturbations and the offline text-to-audio systems that use them
+    "maeb.benchmarks.lite.sounds": "maeb.synth.sounds",
+    "maeb.benchmarks.lite.speech": "maeb.synth.speech",
+    "maeb.benchmarks.lite.music": "maeb.synth.music",
+    "maeb.benchmarks.mmag_lite.scenes": "maeb.synth.scenes",
+}
+# names kept under their old spelling through 0.3.x (plain assignments, so no warning), removed in
+# 0.4.0: module -> old name -> what to use instead
+OLD_NAMES = {
+    "maeb.run.runner": {
+        "RunConfig": "maeb.run.options.RunOptions",
+        "check_run_config": "maeb.run.options.check_options",
+        "context_of": "maeb.run.options.context_of",
+    },
+    "maeb.encoders": {
+        "FAMILIES": "maeb.encoders.family.FAMILY_REGISTRY[name].factory",
+        "FAMILY_REQUIRES": "maeb.encoders.family.FAMILY_REGISTRY[name].requires",
+        "FAMILY_EXTRAS": "maeb.encoders.family.FAMILY_REGISTRY[name].extra",
+        "NO_DEPS": "maeb.encoders.family.FAMILY_REGISTRY[name].no_deps",
+    },
+    "maeb.encoders.hf": {"_dtype": "maeb.encoders.base.torch_dtype", "_source": "maeb.encoders.base.model_source"},
 }
 # old modules whose name is now a folder: the folder forwards its missing names to the new module
 FOLDERS = {
@@ -85,13 +110,11 @@ FOLDERS = {
 def new_name(old: str) -> str | None:
     """The new dotted name of an old module path (maeb.lite.runner -> maeb.benchmarks.lite.runner)."""
     parts = old.split(".")
-    if len(parts) < 2 or parts[0] != "maeb" or f"maeb.{parts[1]}" not in MOVED:
-        return None
-    return ".".join([MOVED[f"maeb.{parts[1]}"], *parts[2:]])
-
-
-def _warn(old: str, new: str) -> None:
-    warnings.warn(f"{old} moved to {new}; the old path goes away in maeb 0.4", DeprecationWarning, stacklevel=3)
+    for end in range(len(parts), 1, -1):  # the longest moved prefix
+        prefix = ".".join(parts[:end])
+        if parts[0] == "maeb" and prefix in MOVED:
+            return ".".join([MOVED[prefix], *parts[end:]])
+    return None
 
 
 class _Alias(importlib.abc.Loader):
@@ -120,7 +143,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         new = new_name(fullname)
         if new is None:
             return None
-        _warn(fullname, new)
+        warn_moved(fullname, new)
         return importlib.machinery.ModuleSpec(fullname, _Alias(new))
 
 
@@ -128,20 +151,3 @@ def install() -> None:
     """Put the old-path finder first on sys.meta_path (once)."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
-
-
-def forward(package: str, module: str):
-    """A module __getattr__ for a folder that took an old module's name: its names come from `module`."""
-
-    def __getattr__(name: str):
-        if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is not None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        target = importlib.import_module(module)
-        try:
-            value = getattr(target, name)
-        except AttributeError:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-        _warn(f"{package}.{name}", f"{module}.{name}")
-        return value
-
-    return __getattr__

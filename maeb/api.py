@@ -17,15 +17,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .core import environment, trust
 from .core.errors import MaebError
 from .encoders import ModelMeta, has_audio, has_text
-from .run.options import api_name, default_of, option_fields, options_from_keywords
-from .run.runner import TaskResult, run
+from .encoders.protocols import DEFAULT_PROTOCOL
+from .run.options import ResolvedRun, RunOptions, api_name, default_of, option_fields, options_from_keywords
+from .run.runner import run
+from .run.stability import DEFAULT_REPLAYS
+from .run.summary import TaskResult
 from .spec import catalog
 from .spec.catalog import Benchmark
 from .spec.taskspec import TaskSpec, distinct
+
+if TYPE_CHECKING:
+    from .encoders.chat import Endpoint
 
 
 def _trust_from_environment() -> None:
@@ -143,7 +150,38 @@ def evaluate(
     *,
     name: str | None = None,
     revision: str | None = None,
-    **options,
+    # the run's options: one keyword per maeb.run.options.RunOptions field, in its order, with its evaluate()
+    # default and type (tests/test_options.py fails when they drift apart)
+    output_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    device: str = "cpu",
+    batch_size: int = 16,
+    batch_seconds: float | None = None,
+    precision: str | None = None,
+    call_batch_size: int | None = None,
+    workers: int | None = None,
+    on_bad_audio: str = "error",
+    on_leak: str = "warn",
+    overwrite: bool = False,
+    progress: bool | str = True,
+    strict: bool = True,
+    options: dict | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
+    resampler: str | None = None,
+    judge: Endpoint | None = None,
+    judge_concurrency: int = 8,
+    lite_dir: str | Path | None = None,
+    mmag_lite_dir: str | Path | None = None,
+    perturb: str | Sequence[str] = (),
+    long_audio: str | None = None,
+    layers: str | None = None,
+    duration_buckets: str | Sequence[float] | None = None,
+    per_item: bool = False,
+    controls: str | Sequence[str] = (),
+    raise_error: bool = True,
+    debug: bool = False,
+    endpoints: dict | None = None,
+    stability_replays: int | str = DEFAULT_REPLAYS,
 ) -> Results:
     """Evaluate `model` on `tasks` and return one TaskResult per task, in task order.
 
@@ -156,6 +194,7 @@ def evaluate(
     there are read, not rerun); without it nothing is written. raise_error=False logs a task that
     cannot load or evaluate, runs the others and lists it in the returned list's `failed` ({task:
     one-line reason}; nothing is written for it)."""
+    keywords = {k: v for k, v in locals().items() if k not in ("model", "tasks", "name", "revision")}  # the options
     _trust_from_environment()
     encoder = None
     if isinstance(model, ModelMeta):
@@ -164,9 +203,9 @@ def evaluate(
         meta = get_model(model)
     else:
         encoder, meta = model, _meta_of(model, name, revision)
-    run_options = options_from_keywords(options)
+    run_options = options_from_keywords(keywords)
     specs = select_tasks([tasks] if isinstance(tasks, (str, Path, TaskSpec, Benchmark)) else tasks)
-    summary = run(meta, specs, run_options, encoder=encoder)
+    summary = run(meta, specs, prepared(meta, specs, run_options), encoder=encoder)
     if summary.skipped_modality:
         # the command line prints a line per skipped task; a library caller sees no log by default,
         # and a shorter list than asked for would otherwise go unexplained
@@ -182,24 +221,31 @@ def evaluate(
     return Results(summary.results, summary.failed, summary.skipped_modality)
 
 
-def _generated_signature() -> None:
-    """evaluate()'s signature and docstring list its option keywords, generated from RunOptions
-    (so help(maeb.evaluate) and editors show them, and they cannot drift from the command line)."""
-    import inspect
+def prepared(
+    meta: ModelMeta, specs: list[TaskSpec], options: RunOptions, ray: bool = False, dry_run: bool = False
+) -> ResolvedRun:
+    """The run resolved once (every option checked and parsed before any model is loaded; dry_run:
+    a plain context that opens no judge), and the offline benchmarks' data its tasks read built
+    (maeb.benchmarks.offline): what both fronts do before handing the run down."""
+    from .benchmarks import offline
+    from .run.options import resolve
+    from .run.plan import plan_context
 
-    base = inspect.signature(evaluate)
-    fixed = [p for p in base.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    extra = [inspect.Parameter(api_name(f), keyword, default=default_of(f, "api"), annotation=f.type) for f in option_fields()]
-    # inspect.signature reads a function's __signature__ (an attribute mypy does not know functions have)
-    evaluate.__signature__ = base.replace(parameters=fixed + extra)  # type: ignore[attr-defined]
+    job = resolve(meta, options, ray=ray, ctx=plan_context(options) if dry_run else None)
+    offline.prepare(specs, job.ctx, job.ctx.log)  # synthetic, built here: nothing is downloaded
+    return job
+
+
+def _documented_options() -> None:
+    """evaluate()'s docstring lists its option keywords with their help, from RunOptions (so
+    help(maeb.evaluate) says what each does, in the command line's words)."""
     lines = [
         f"    {api_name(f)} (default {default_of(f, 'api')!r}): {f.metadata['help'].replace('%%', '%')}" for f in option_fields()
     ]
     evaluate.__doc__ = (evaluate.__doc__ or "") + "\n\n    Options:\n" + "\n".join(lines)
 
 
-_generated_signature()
+_documented_options()
 
 
 class Results(list):

@@ -70,14 +70,18 @@ def main() -> None:
         name="bench",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
         protocol={
-            **make_params(captioning.PARAMS, {}, "bench"),
+            **make_params(captioning.Captioning.PARAMS, {}, "bench"),
             "metrics": ["bleu", "fense", "date"],
             "sentence_model": path,
             "error_checker": "none",
         },
     )
     started = time.perf_counter()
-    ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", Scripted(), spec, None).metrics
+    ours = (
+        captioning.Captioning()
+        .evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", Scripted(), spec, None)
+        .metrics
+    )
     ours_s = time.perf_counter() - started
     started = time.perf_counter()
     theirs = mecat_evaluate(predicted_data=predictions, task="caption", metrics=["bleu", "fense", "date"], device="cpu")

@@ -53,16 +53,19 @@ def _section(name: str, parser: argparse.ArgumentParser, summary: str | None) ->
     usage = re.sub(r"\s+", " ", parser.format_usage().removeprefix("usage: ").strip())
     out += ["```text", usage, "```", ""]
     formatter = parser._get_formatter()
-    for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
+    # argparse's own two groups first, unheaded; a parser's sections (add_argument_group) each under its title
+    for index, group in enumerate(parser._action_groups):
+        actions = [a for a in group._group_actions if not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS]
+        if not actions:
             continue
-        help_text = formatter._expand_help(action) if action.help and action.help != argparse.SUPPRESS else ""
-        if action.help == argparse.SUPPRESS:
-            continue
-        default = "" if "default" in help_text else _default(action)  # the help already names it
-        described = " ".join(part for part in (_text(help_text), default.strip()) if part)
-        described = f": {described}" if described else ""
-        out.append(f"- {_names(action)}{described}")
+        if index >= 2:
+            out += ["", f"### {_text(group.title or '')}", ""]
+        for action in actions:
+            help_text = formatter._expand_help(action) if action.help else ""
+            default = "" if "default" in help_text else _default(action)  # the help already names it
+            described = " ".join(part for part in (_text(help_text), default.strip()) if part)
+            described = f": {described}" if described else ""
+            out.append(f"- {_names(action)}{described}")
     return [*out, ""]
 
 

@@ -613,7 +613,7 @@ def qa_main_score_checked_when_parsed():
 
 @case
 def skipped_clips_with_identical_bytes():
-    from maeb.run.runner import evaluate_task
+    from maeb.run.task import evaluate_task
     from tests.test_engine import bad_folder, make_embedder, spec_for
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -159,7 +159,7 @@ def ties_record_with_zero_items_does_not_warn_wrongly():
 def ties_tie_aware_protocol_on_a_clustering_task():
     from maeb.encoders.protocols import get_protocol
     from maeb.mock import write_tone_folder
-    from maeb.run.runner import evaluate_task
+    from maeb.run.task import evaluate_task
     from tests.conftest import FREQS, make_embedder
     from tests.test_engine import spec_for
 

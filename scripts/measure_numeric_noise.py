@@ -48,9 +48,9 @@ def worker(args) -> None:
     from maeb.core.identity import declared_identity
     from maeb.encoders import load_encoder
     from maeb.encoders.protocols import get_protocol
+    from maeb.run.model import build_embedder
     from maeb.run.numeric_env import numeric_env, summary
     from maeb.run.options import RunOptions, context_of, resolve
-    from maeb.run.runner import build_embedder
     from maeb.spec import catalog
     from maeb.spec.loader import load_task
 

@@ -23,8 +23,8 @@ from maeb.core.identity import declared_identity
 from maeb.encoders import load_encoder
 from maeb.encoders.protocols import DEFAULT_PROTOCOL, get_protocol
 from maeb.engine.cache import default_cache_dir
+from maeb.run.model import build_embedder, missing_side
 from maeb.run.options import RunOptions, resolve
-from maeb.run.runner import _missing_side, build_embedder
 from maeb.run.stability import board_main, replay
 from maeb.spec import catalog
 from maeb.spec.loader import load_task
@@ -53,7 +53,7 @@ def main() -> None:
         emb = build_embedder(resolve(meta, cfg), encoder, declared=declared_identity(meta, meta.options, protocol.name))
         for name in names:
             spec = catalog.find_task(name)
-            if _missing_side(tasktypes.get(spec.type).needs(spec), encoder):
+            if missing_side(tasktypes.get(spec.type).needs(spec), encoder):
                 continue
             emb.begin_task(spec.name)
             data = load_task(spec, emb.ctx)

@@ -26,8 +26,8 @@ from maeb.core.identity import declared_identity
 from maeb.encoders import load_encoder
 from maeb.encoders.protocols import get_protocol
 from maeb.engine.cache import default_cache_dir
+from maeb.run.model import build_embedder, missing_side
 from maeb.run.options import RunOptions, resolve
-from maeb.run.runner import _missing_side, build_embedder
 from maeb.run.stability import board_main, measure, replay
 from maeb.spec import catalog
 from maeb.spec.loader import load_task
@@ -60,7 +60,7 @@ def main() -> None:
             encoder = load_encoder(meta, protocol=protocol)
             embs[name] = build_embedder(resolve(meta, cfg), encoder, declared=declared_identity(meta, meta.options, name))
         for spec in specs:
-            if _missing_side(tasktypes.get(spec.type).needs(spec), embs[PROTOCOLS[0]].encoder):
+            if missing_side(tasktypes.get(spec.type).needs(spec), embs[PROTOCOLS[0]].encoder):
                 continue
             data = load_task(spec, embs[PROTOCOLS[0]].ctx)
             for name in PROTOCOLS:

@@ -10,7 +10,7 @@ import maeb
 from maeb.analysis.leaderboard import load_board
 from maeb.analysis.report import render
 from maeb.cli.commands import main
-from maeb.run.runner import TaskResult
+from maeb.run.summary import TaskResult
 
 from .test_api import BandEnergy
 from .test_cli import write_task

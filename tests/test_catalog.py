@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from maeb.run.runner import evaluate_task
+from maeb.run.task import evaluate_task
 from maeb.spec import catalog
 from maeb.spec.loader import load_task
 
@@ -189,10 +189,11 @@ PAPER_MODELS = [
 
 @pytest.mark.parametrize("alias", PAPER_MODELS)
 def test_paper_models_are_registered_with_metadata(alias):
-    from maeb.encoders import FAMILIES, resolve_factory
+    from maeb.encoders import resolve_factory
+    from maeb.encoders.family import FAMILY_REGISTRY
 
     meta = catalog.find_model(alias)
-    assert meta.family in FAMILIES and callable(resolve_factory(meta.family))
+    assert meta.family in FAMILY_REGISTRY and callable(resolve_factory(meta.family))
     assert len(meta.revision) == 40 and meta.n_parameters and meta.embed_dim and meta.license and meta.reference
     assert "audio" in meta.modalities and meta.similarity == "cosine"
 

@@ -195,8 +195,8 @@ def test_named_task_the_model_cannot_run_is_one_error(tmp_path, capsys):
 
 def test_maeb_lite_is_built_on_first_use_only_where_maeb_owns_the_folder(tmp_path, monkeypatch):
     import maeb.benchmarks.lite.build as lite_build
+    from maeb.benchmarks.offline import prepare as prepare_offline_data
     from maeb.core.context import RunContext
-    from maeb.run.runner import prepare_offline_data
     from maeb.spec import catalog
 
     built = []

@@ -58,3 +58,36 @@ def test_no_long_clip_still_names_the_policy(tmp_path, capsys):
     task = _folder(tmp_path, [2.0, 3.0])
     assert main(["run", "-m", "mfcc", "-t", str(task), "--cache-dir", str(tmp_path / "cache"), "--dry-run"]) == 0
     assert "long clips: none over 30 s; window policy head" in capsys.readouterr().out
+
+
+def test_the_dry_run_resolves_the_run_once(tmp_path, capsys, monkeypatch):
+    """The options are checked and the protocol looked up once, by resolve(), and the plan reads that
+    resolved run (the dry run once looked the protocol up before resolving, and plan() checked the
+    options before resolve() checked them again)."""
+    import maeb.encoders.protocols
+    import maeb.run.options
+    from maeb.run.options import RunOptions
+    from maeb.run.plan import plan
+    from maeb.spec.catalog import find_model, find_task
+
+    calls = {"resolve": 0, "check_options": 0, "get_protocol": 0}
+
+    def counted(module, name):
+        original = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    counted(maeb.run.options, "resolve")
+    counted(maeb.run.options, "check_options")
+    counted(maeb.encoders.protocols, "get_protocol")
+    task = _folder(tmp_path, [2.0, 3.0])
+    assert main(["run", "-m", "mfcc", "-t", str(task), "--cache-dir", str(tmp_path / "cache"), "--dry-run", "--quiet"]) == 0
+    assert "to run" in capsys.readouterr().out
+    assert calls == {"resolve": 1, "check_options": 1, "get_protocol": 1}
+    calls.update(resolve=0, check_options=0, get_protocol=0)  # plan() given the options resolves them itself, once
+    rows = plan(find_model("mfcc"), [find_task(str(task))], RunOptions(output_dir=None, cache_dir=tmp_path / "cache"))
+    assert [r["task"] for r in rows] == ["Long"] and (calls["check_options"], calls["get_protocol"]) == (1, 1)

@@ -10,7 +10,7 @@ import torch
 from maeb.audio.pipeline import AudioRef
 from maeb.encoders import ModelMeta, load_encoder, tiny
 from maeb.mock import tone, vector_wav
-from maeb.run.runner import evaluate_task
+from maeb.run.task import evaluate_task
 from maeb.spec.taskspec import parse_spec
 
 from .conftest import FREQS, make_embedder

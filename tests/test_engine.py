@@ -13,7 +13,7 @@ import soundfile as sf
 from maeb.core.errors import AudioError, DataError, SpecError
 from maeb.data.sources import load_audiofolder
 from maeb.mock import tone, write_tone_folder
-from maeb.run.runner import evaluate_task
+from maeb.run.task import evaluate_task
 from maeb.spec.taskspec import load_spec, parse_spec
 
 from .conftest import FREQS, make_embedder

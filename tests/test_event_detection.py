@@ -54,7 +54,7 @@ def test_event_and_segment_scores_match_a_hand_count():
     assert values["segment_1s_precision"] == pytest.approx(tp / (tp + fp))
     assert values["segment_1s_recall"] == pytest.approx(tp / (tp + fn))
     assert values["segment_1s_er"] == pytest.approx((2 + 0 + 3) / 8)
-    assert set(values) == set(ed.metrics(type("S", (), {"protocol": PARAMS})()))
+    assert set(values) == set(ed.EventDetection().metrics(type("S", (), {"protocol": PARAMS})()))
 
 
 def test_score_edges():
@@ -267,7 +267,11 @@ def test_a_model_without_frames_is_one_line(lite, tmp_path, monkeypatch, capsys)
 
 def test_lite_events_in_the_catalog():
     spec = catalog.find_task("LiteEvents")
-    assert spec.type == "event_detection" and spec.mteb_type == "AudioEventDetection" and spec.main_score == ed.MAIN_SCORE
+    assert (
+        spec.type == "event_detection"
+        and spec.mteb_type == "AudioEventDetection"
+        and spec.main_score == ed.EventDetection.MAIN_SCORE
+    )
     assert catalog.find_benchmark("MAEB-lite-frames").tasks == ("LiteEvents",)
     assert "LiteEvents" not in catalog.find_benchmark("MAEB-lite").tasks  # MAEB-lite's models need no frames
     assert "events" in lite_build.POOLS

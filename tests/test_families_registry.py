@@ -161,15 +161,19 @@ def test_install_hints_name_what_really_installs_a_family():
 
     from packaging.requirements import Requirement
 
-    from maeb.encoders import FAMILY_EXTRAS, FAMILY_REQUIRES, NO_DEPS, install_hint
+    from maeb.encoders import install_hint
+    from maeb.encoders.family import FAMILY_REGISTRY
 
     extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    for family, extra in FAMILY_EXTRAS.items():
+    records = [f for f in FAMILY_REGISTRY.values() if f.extra]
+    for family, extra in ((f.name, f.extra) for f in records):
         assert extra in extras, family
         shipped = {r.name: r.specifier for r in map(Requirement, extras[extra])}
-        for needed in map(Requirement, FAMILY_REQUIRES.get(family, ())):
+        for needed in map(Requirement, FAMILY_REGISTRY[family].requires):
             if needed.name in shipped:
                 assert {str(c) for c in needed.specifier} <= {str(c) for c in shipped[needed.name]}, (family, str(needed))
-    assert "--no-deps resemblyzer==0.1.4" in install_hint("resemblyzer") and set(NO_DEPS) <= set(FAMILY_EXTRAS)
+    assert "--no-deps resemblyzer==0.1.4" in install_hint("resemblyzer") and all(
+        f.extra for f in FAMILY_REGISTRY.values() if f.no_deps
+    )

@@ -25,11 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _builtin_names() -> list[str]:
-    """The family names written in maeb/encoders/families.py, read from its source (not from the
-    registry, which is a dict and would hide a name declared twice)."""
-    tree = ast.parse((ROOT / "maeb/encoders/families.py").read_text())
+    """The family names written in maeb/encoders/families.py and maeb/audiogen/families.py (the
+    text-to-audio systems, on their own floor), read from their source (not from the registry,
+    which is a dict and would hide a name declared twice)."""
+    trees = [ast.parse((ROOT / f"maeb/{floor}/families.py").read_text()) for floor in ("encoders", "audiogen")]
     return [
         node.args[0].value
+        for tree in trees
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Family" and isinstance(node.args[0], ast.Constant)
     ]
@@ -144,7 +146,7 @@ def outside_family(tmp_path, monkeypatch):
 def test_a_family_registered_outside_maeb_loads_with_its_requirements_and_protocol_rules(outside_family):
     meta = outside_family
     assert enc.requirements(meta) == ("numpy",) and enc.runnable_problems(meta) == []
-    assert enc.FAMILIES["outside-band-energy"] == "outside_family_mod:BandEnergy"
+    assert FAMILY_REGISTRY["outside-band-energy"].factory == "outside_family_mod:BandEnergy"
     assert enc.load_encoder(meta, protocol="mteb-2.26").max_seconds == 4.0
     assert enc.load_encoder(meta, protocol="paper").max_seconds == 2.0
     encoder = enc.load_encoder(meta, protocol="paper", max_seconds=3, bands=8)

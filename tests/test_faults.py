@@ -911,7 +911,7 @@ def test_event_labels_only_in_the_test_split_are_named_and_recorded(tmp_path, ca
 
 def test_a_task_with_two_eval_splits_has_one_number_everywhere(tmp_path, capsys):
     from maeb.analysis.leaderboard import load_board
-    from maeb.run.runner import TaskResult
+    from maeb.run.summary import TaskResult
 
     # two clips relabelled in the test split, so its score is below the train split's
     folder = write_folder(tmp_path / "data", per_label=4, rows=[("audio/low_0.wav", "high"), ("audio/high_0.wav", "low")])

@@ -178,9 +178,9 @@ def test_main_and_no_revision_resolve_to_the_commit_online_and_from_the_cache_of
     assert maeb_hub.resolved_commit(str(repo), None) is None  # a local folder has no commit
     raw = {"name": "T", "type": "classification", "data": {"source": "hub", "path": "org/data", "revision": "main"}}
     spec = parse_spec(raw, "test spec", tmp_path)
-    from maeb.run.runner import _resolved_revision
+    from maeb.run.task import resolved_revision
 
-    assert _resolved_revision(spec, {}) == sha  # what the runner puts in the result's data notes
+    assert resolved_revision(spec, {}) == sha  # what the runner puts in the result's data notes
     written = task_result(spec, {}, 0.0, {"data": {"resolved_revision": sha}})
     assert written["dataset_revision"] == sha and task_result(spec, {}, 0.0, {"data": {}})["dataset_revision"] == "main"
 
@@ -435,7 +435,7 @@ def test_a_qa_spec_with_an_unknown_main_score_is_refused_when_parsed_not_after_t
 
 
 def test_skipped_clip_counts_count_every_row_with_the_same_bad_bytes(tmp_path):
-    from maeb.run.runner import evaluate_task
+    from maeb.run.task import evaluate_task
 
     from .test_engine import bad_folder, make_embedder, spec_for
 

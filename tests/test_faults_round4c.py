@@ -10,7 +10,7 @@ import pytest
 
 from maeb.cli.commands import main
 from maeb.engine import cache as cache_module
-from maeb.run.runner import evaluate_task
+from maeb.run.task import evaluate_task
 from maeb.spec.loader import load_task
 from maeb.spec.taskspec import parse_spec
 

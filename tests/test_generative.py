@@ -244,9 +244,13 @@ def test_answer_parsing_mode_is_a_labelled_protocol_parameter():
         spec = SimpleNamespace(
             name="t",
             data=SimpleNamespace(audio_column="audio"),
-            protocol={**make_params(multiple_choice.PARAMS, {}, "test"), "answer_parsing": mode},
+            protocol={**make_params(multiple_choice.MultipleChoice.PARAMS, {}, "test"), "answer_parsing": mode},
         )
-        return multiple_choice.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: replies[k]), spec, None).metrics
+        return (
+            multiple_choice.MultipleChoice()
+            .evaluate({"test": table}, "test", ScriptedModel(lambda k, p: replies[k]), spec, None)
+            .metrics
+        )
 
     ours = run("whole-option")
     assert ours["answer_parsing"] == "whole-option" and ours["unparsed_answers"] == 1
@@ -264,11 +268,13 @@ def test_mmac_category_outside_the_six_is_an_error(tmp_path):
 
     targets = [{"dimension": "pitch", "category": "sound", "label": "low"}]
     table = Table({"audio": ["c0"], "id": ["c0"], "targets": [targets]})
-    spec = SimpleNamespace(name="t", data=SimpleNamespace(audio_column="audio"), protocol=make_params(mmac.PARAMS, {}, "test"))
+    spec = SimpleNamespace(
+        name="t", data=SimpleNamespace(audio_column="audio"), protocol=make_params(mmac.CaptionJudging.PARAMS, {}, "test")
+    )
     emb = ScriptedModel(lambda k, p: "a low tone")
     emb.judge, emb.context = object(), "t [test]"
     with pytest.raises(DataError, match="clip c0: target 'pitch' has category 'sound'; MMAC's categories are content"):
-        mmac.evaluate({"test": table}, "test", emb, spec, None)
+        mmac.CaptionJudging().evaluate({"test": table}, "test", emb, spec, None)
 
 
 def test_mmac_judgements_and_aggregation():
@@ -620,9 +626,13 @@ def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
     spec = SimpleNamespace(
         name="t",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
-        protocol={**make_params(captioning.PARAMS, {}, "test"), "metrics": ["bleu"]},
+        protocol={**make_params(captioning.Captioning.PARAMS, {}, "test"), "metrics": ["bleu"]},
     )
-    ours = captioning.evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", MusicFails(None), spec, None).metrics
+    ours = (
+        captioning.Captioning()
+        .evaluate({"test": Table({"audio": keys, "__key__": keys})}, "test", MusicFails(None), spec, None)
+        .metrics
+    )
     assert ours["empty_groups"] == ["mixed_speech", "pure_music", "mixed_music", "mixed_sound"]
     assert ours["n_pure_music"] == 0 and ours["bleu_4_pure_music"] == 0.0 and "bleu_pure_music" not in ours
     theirs = mecat_evaluate(predicted_data={**predictions, "music": {}}, task="caption", metrics=["bleu"], device="cpu")
@@ -638,9 +648,13 @@ def test_empty_mecat_groups_score_as_mecat_scores_them_and_are_listed():
     qa_keys = sorted(by_category["direct_perception"])[:3] + sorted(by_category["application_context"])[:3]
     answers = {k: qa_refs[k]["answer"] for k in qa_keys}
     questions = {qa_refs[k]["question"]: k for k in qa_keys}
-    spec.protocol = {**make_params(qa.PARAMS, {}, "test"), "metrics": ["bleu"], "question_column": "json"}
+    spec.protocol = {**make_params(qa.QuestionAnswering.PARAMS, {}, "test"), "metrics": ["bleu"], "question_column": "json"}
     table = Table({"audio": qa_keys, "__key__": qa_keys, "json": [{"question": qa_refs[k]["question"]} for k in qa_keys]})
-    ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None).metrics
+    ours = (
+        qa.QuestionAnswering()
+        .evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None)
+        .metrics
+    )
     assert ours["empty_groups"] == [c for c in qa.CATEGORIES if c not in ("direct_perception", "application_context")]
     # mecat's score_qa is the mean over all six categories, an empty one counting 0 (it was the mean of
     # the non-empty ones here, and a stray bleu_score_qa of zeros beside it)
@@ -804,15 +818,19 @@ def test_caption_metrics_equal_mecat(mecat_offline):
     spec = SimpleNamespace(
         name="t",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
-        protocol={**make_params(captioning.PARAMS, {}, "test"), "metrics": ["bleu", "fense", "date"]},
+        protocol={**make_params(captioning.Captioning.PARAMS, {}, "test"), "metrics": ["bleu", "fense", "date"]},
     )
-    ours = captioning.evaluate(
-        {"test": Table({"audio": keys, "__key__": keys})},
-        "test",
-        ScriptedModel(lambda k, p: predictions[by_prompt[p]][k]),
-        spec,
-        None,
-    ).metrics
+    ours = (
+        captioning.Captioning()
+        .evaluate(
+            {"test": Table({"audio": keys, "__key__": keys})},
+            "test",
+            ScriptedModel(lambda k, p: predictions[by_prompt[p]][k]),
+            spec,
+            None,
+        )
+        .metrics
+    )
     theirs = mecat_evaluate(predicted_data=predictions, task="caption", metrics=["bleu", "fense", "date"], device="cpu")
     theirs = theirs.set_index("subtask")
     for group in [*captioning.GROUPS, "score_caption"]:
@@ -842,10 +860,18 @@ def test_qa_metrics_equal_mecat(mecat_offline):
     spec = SimpleNamespace(
         name="t",
         data=SimpleNamespace(audio_column="audio", eval_splits=["test"]),
-        protocol={**make_params(qa.PARAMS, {}, "test"), "metrics": ["bleu", "fense", "date"], "question_column": "json"},
+        protocol={
+            **make_params(qa.QuestionAnswering.PARAMS, {}, "test"),
+            "metrics": ["bleu", "fense", "date"],
+            "question_column": "json",
+        },
     )
     table = Table({"audio": keys, "__key__": keys, "json": [{"question": refs[k]["question"]} for k in keys]})
-    ours = qa.evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None).metrics
+    ours = (
+        qa.QuestionAnswering()
+        .evaluate({"test": table}, "test", ScriptedModel(lambda k, p: answers[questions[p]]), spec, None)
+        .metrics
+    )
     theirs = mecat_evaluate(predicted_data=answers, task="qa", metrics=["bleu", "fense", "date"], device="cpu").set_index(
         "subtask"
     )
@@ -941,7 +967,7 @@ def test_dry_run_knows_generators_and_judges(tmp_path):
     from dataclasses import replace
 
     from maeb.run.options import RunOptions
-    from maeb.run.runner import plan
+    from maeb.run.plan import plan
     from maeb.spec.catalog import benchmark_specs, find_benchmark, find_model
 
     specs = [s for b in ("MECAT-Caption", "AIR-Bench-Chat") for s in benchmark_specs(find_benchmark(b))]

@@ -236,7 +236,7 @@ def test_a_precision_that_cannot_apply_is_one_clear_error(tmp_path, tone_folder,
 
 
 def test_precision_is_refused_where_the_device_cannot_compute_in_it(monkeypatch, typed):
-    from maeb import encoders
+    from maeb.encoders import precision
 
     meta = ModelMeta(name="test/typed", family="typedfamily:Typed", revision="r1")
     assert precision_options(meta, "fp16", "cpu", {}) == {"dtype": "float16"}  # torch 2.x CPU has half kernels
@@ -251,7 +251,7 @@ def test_precision_is_refused_where_the_device_cannot_compute_in_it(monkeypatch,
     with pytest.raises(ModelError, match="cannot run on cpu: torch .* has no float16 CPU kernels") as err:
         precision_options(meta, "fp16", "cpu", {})
     assert "\n" not in str(err.value)
-    monkeypatch.setattr(encoders, "_cpu_half_problem", lambda dtype: None)
+    monkeypatch.setattr(precision, "_cpu_half_problem", lambda dtype: None)
     if not torch.cuda.is_available():
         with pytest.raises(ModelError, match="no CUDA device is available"):
             precision_options(meta, "bf16", "cuda", {})

@@ -127,7 +127,7 @@ def test_task_evaluates_on_its_repository(name, tmp_path):
     MAEB_SLOW_TESTS=1; by default the card layouts that differ from the catalog's first guess)."""
     import math
 
-    from maeb.run.runner import evaluate_task
+    from maeb.run.task import evaluate_task
 
     from .conftest import make_embedder
 

@@ -16,9 +16,9 @@ import soundfile as sf
 
 from maeb.audiogen.request import SynthesisRequest
 from maeb.audiogen.systems import NoiseSystem, OracleSystem, ResynthSystem
-from maeb.benchmarks.mmag_lite import scenes
 from maeb.benchmarks.mmag_lite.build import COLUMNS, EXTRA, build
 from maeb.core.errors import ModelError
+from maeb.synth import scenes
 
 TOOLS = all(shutil.which(t) for t in ("espeak-ng", "flite", "fluidsynth"))
 pytestmark = pytest.mark.skipif(not TOOLS, reason="Debian's espeak-ng, flite or fluidsynth is missing")

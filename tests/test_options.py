@@ -5,7 +5,7 @@ that is not a field, or default to another value without saying why."""
 from __future__ import annotations
 
 import inspect
-from dataclasses import fields, replace
+from dataclasses import MISSING, fields, replace
 from pathlib import Path
 
 import pytest
@@ -18,8 +18,9 @@ from maeb.cli.commands import build_parser, main
 from maeb.core.context import RunContext
 from maeb.core.environment import ENDPOINT_VARIABLES
 from maeb.encoders.chat import Endpoint
+from maeb.run.flags import CLI_GROUPS, JUDGE_PARTS, judge_from_flags
 from maeb.run.options import RunOptions, api_name, default_of
-from maeb.run.runner import RunSummary
+from maeb.run.summary import RunSummary
 
 # the run subcommand's flags that are not options of the run: what to run, how to report, where (Ray),
 # and the judge's parts (one field, `judge`, is built from them)
@@ -49,26 +50,46 @@ def test_the_command_line_offers_each_option_and_nothing_else():
     run = run_parser()
     dests = {a.dest for a in run._actions}
     options = {f.name for f in fields(RunOptions) if f.metadata["cli"] is not None}
-    # the judge is its flags' endpoint; the endpoints come from the environment (--option base_url=... names one)
-    assert options == {f.name for f in fields(RunOptions)} - {"judge", "endpoints"}
-    assert dests == options | SELECTION_FLAGS | INVOCATION_FLAGS | JUDGE_FLAGS
+    # the endpoints come from the environment (--option base_url=... names one)
+    assert options == {f.name for f in fields(RunOptions)} - {"endpoints"}
+    # the judge is a field made of parts: a flag per part of its Endpoint, declared with the field
+    assert dests == options - {"judge"} | SELECTION_FLAGS | INVOCATION_FLAGS | JUDGE_FLAGS
     parsed = run.parse_args(["-m", "x", "-t", "y"])
+    assert judge_from_flags(parsed) is None
+    endpoint = {f.name: (None if f.default is MISSING else f.default) for f in fields(Endpoint)}
+    for flag, part, _ in JUDGE_PARTS:  # the flags' defaults are the Endpoint's own (none for its URL and model)
+        assert getattr(parsed, flag.lstrip("-").replace("-", "_")) == endpoint[part], flag
     for f in fields(RunOptions):
-        if f.metadata["cli"] is not None:
+        if f.metadata["cli"] is not None and "parts" not in f.metadata["cli"]:
             raw = getattr(parsed, f.name)  # (an appending flag's [] is the field's empty tuple or dict)
             value = raw if raw is None else getattr(RunOptions(**{f.name: raw}), f.name)
             assert value == default_of(f, "cli"), f.name
 
 
 def test_evaluate_takes_each_option_and_nothing_else():
-    params = inspect.signature(maeb.evaluate).parameters
+    # written out in evaluate()'s own signature (editors and type checkers read the source, not a generated
+    # __signature__), in RunOptions' order, each with the field's evaluate() default and type
+    assert "__signature__" not in vars(maeb.api.evaluate)
+    params = inspect.signature(maeb.api.evaluate).parameters
     options = {api_name(f): f for f in fields(RunOptions)}
+    assert [p for p in params if p not in EVALUATE_NON_OPTIONS] == list(options)
     assert set(params) == EVALUATE_NON_OPTIONS | set(options)
     for name, f in options.items():
         assert params[name].default == default_of(f, "api"), name
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert params[name].annotation == f.metadata.get("api_type", f.type), name
     with pytest.raises(TypeError, match="unexpected keyword argument 'batchsize'"):
         maeb.evaluate("mfcc", [], batchsize=8)
+
+
+def test_the_run_flags_are_in_help_sections_by_what_a_reader_came_to_do():
+    run = run_parser()
+    sections = {g.title: {a.dest for a in g._group_actions} for g in run._action_groups}
+    assert list(sections)[2:] == list(CLI_GROUPS.values())  # (after argparse's own two)
+    assert sections["options"] == {"help", "allow_code"}  # (every subcommand's) and nothing else outside a section
+    assert {f.metadata["cli"]["group"] for f in fields(RunOptions) if f.metadata["cli"]} <= set(CLI_GROUPS)
+    assert SELECTION_FLAGS <= sections["what to run"] and JUDGE_FLAGS | {"judge_concurrency"} <= sections[CLI_GROUPS["judge"]]
+    assert sections["Ray"] == {"ray", "ray_workers"} and all(list(sections.values())[1:])  # (no positional)
 
 
 def test_the_fronts_default_alike_except_where_a_field_says_why():
@@ -78,8 +99,9 @@ def test_the_fronts_default_alike_except_where_a_field_says_why():
         if not (default_of(f, "cli") == default_of(f, "api") == default_of(f)) and f.name not in ("cache_dir", "endpoints")
     }
     # output_dir: evaluate() writes only when asked; strict_modalities and raise_error: the command line runs
-    # benchmarks and goes on past a failed task of several (cache_dir: None at both fronts, read when the run starts)
-    assert differ == {"output_dir", "strict_modalities", "raise_error"}
+    # benchmarks and goes on past a failed task of several (cache_dir: None at both fronts, read when the run starts);
+    # options: None at evaluate(), not one dict shared by every call
+    assert differ == {"output_dir", "strict_modalities", "raise_error", "options"}
     cache = next(f for f in fields(RunOptions) if f.name == "cache_dir")
     assert default_of(cache, "cli") is None and default_of(cache, "api") is None
     endpoints = next(f for f in fields(RunOptions) if f.name == "endpoints")  # (no flag: read from the environment)
@@ -133,7 +155,8 @@ def captured(monkeypatch):
         seen.append(options)
         return RunSummary()
 
-    monkeypatch.setattr(maeb.run.options, "resolve", lambda meta, options, ray=False, ctx=None: options)
+    # (the fronts resolve the run and build offline data in maeb.api.prepared: here the options pass as they are)
+    monkeypatch.setattr(maeb.api, "prepared", lambda meta, specs, options, ray=False, dry_run=False: options)
     monkeypatch.setattr(maeb.run.runner, "run", record)
     monkeypatch.setattr(maeb.api, "run", record)
     for variable in ("MAEB_LITE_DIR", "MMAG_LITE_DIR", "MAEB_JUDGE_URL", "MAEB_DEBUG", *ENDPOINT_VARIABLES):
@@ -161,7 +184,8 @@ def test_each_option_is_reachable_from_both_fronts_and_changes_only_itself(tmp_p
             assert getattr(cli_base, f.name) == default_of(f, "cli" if f.name != "raise_error" else None) or (
                 f.name == "raise_error" and cli_base.raise_error is False
             ), f.name
-            assert getattr(api_base, f.name) == default_of(f, "api"), f.name
+            api_default = default_of(f, "api")  # (options: None at evaluate() is the field's empty dict)
+            assert getattr(api_base, f.name) == (default_of(f) if f.name == "options" else api_default), f.name
     by_name = {f.name: f for f in fields(RunOptions)}
     for name, (tokens, value, from_cli, from_api) in table.items():
         got_cli = cli_options(captured, tokens)

@@ -17,7 +17,7 @@ from maeb.encoders import ModelMeta, identity
 from maeb.engine.cache import EmbeddingCache
 from maeb.engine.embed import Embedder
 from maeb.mock import IdentityEncoder, vector_wav, write_hub_repo
-from maeb.run.runner import evaluate_task
+from maeb.run.task import evaluate_task
 from maeb.spec.taskspec import parse_spec
 
 

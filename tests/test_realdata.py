@@ -12,7 +12,7 @@ import pytest
 from maeb.encoders import identity, load_encoder
 from maeb.engine.cache import EmbeddingCache
 from maeb.engine.embed import Embedder
-from maeb.run.runner import evaluate_task
+from maeb.run.task import evaluate_task
 from maeb.spec.catalog import find_model
 from maeb.spec.taskspec import load_spec, parse_spec
 

@@ -16,8 +16,9 @@ from maeb.engine.cache import EmbeddingCache
 from maeb.engine.embed import Embedder
 from maeb.mock import IdentityEncoder, vector_wav, write_hub_repo
 from maeb.run.options import RunOptions
-from maeb.run.runner import evaluate_task, run
+from maeb.run.runner import run
 from maeb.run.stability import MIN_EXACT, SHARE, measure, noise, per_experiment, replay
+from maeb.run.task import evaluate_task
 from maeb.spec.loader import load_task
 from maeb.spec.taskspec import parse_spec
 

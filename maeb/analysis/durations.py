@@ -151,12 +151,12 @@ def command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m maeb.analysis.durations`, kept for one release: `python -m maeb durations` with the same
+    """`python -m maeb.analysis.durations`, kept through maeb 0.3.x: `python -m maeb durations` with the same
     flags (a line on stderr says so)."""
     import sys
 
     print(
-        "note: `python -m maeb.analysis.durations` is now `python -m maeb durations` (same flags); this form goes in the next release",
+        "note: `python -m maeb.analysis.durations` is now `python -m maeb durations` (same flags); this form goes in maeb 0.4.0",
         file=sys.stderr,
     )
     parser = argparse.ArgumentParser(prog="python -m maeb.analysis.durations", description=__doc__.splitlines()[0])

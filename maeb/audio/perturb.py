@@ -23,6 +23,8 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.errors import SpecError
+from ..synth import sounds
+from .pipeline import resample
 
 TELEPHONE_RATE = 8000
 MP3_BITRATES = {  # (highest, lowest) kbps of libsndfile's LAME mapping, by MPEG version's rates
@@ -72,7 +74,7 @@ def rms(x: np.ndarray) -> float:
 @dataclass(frozen=True)
 class Noise(Step):
     """Additive noise at `snr` dB over the clip's mean power: white, pink, babble (a sum of
-    `talkers` other clips of the task) or events (impulsive sounds from maeb.benchmarks.lite.sounds)."""
+    `talkers` other clips of the task) or events (impulsive sounds from maeb.synth.sounds)."""
 
     name: ClassVar[str] = "noise"
     KINDS: ClassVar[tuple[str, ...]] = ("white", "pink", "babble", "events")
@@ -132,10 +134,7 @@ def add_at_snr(samples: np.ndarray, noise: np.ndarray, snr_db: float) -> np.ndar
 
 def event_noise(n: int, rate: int, rng: np.random.Generator) -> np.ndarray:
     """Impulsive event sounds (knocking, clapping, dripping, footsteps) made offline by
-    maeb.benchmarks.lite.sounds at its 16 kHz, one kind per clip, resampled to the clip's rate."""
-    from ..benchmarks.lite import sounds
-    from .pipeline import resample
-
+    maeb.synth.sounds at its 16 kHz, one kind per clip, resampled to the clip's rate."""
     kind = sorted(sounds.EVENTS)[int(rng.integers(len(sounds.EVENTS)))]
     seconds = max(n / rate, 0.2)
     events = sounds.impulsive(kind, seconds, rng).astype(np.float32)
@@ -214,8 +213,6 @@ class Telephone(Step):
     def apply(self, samples, rate, seed, pool=None):
         from scipy.signal import butter, sosfiltfilt
 
-        from .pipeline import resample
-
         narrow = min(rate, TELEPHONE_RATE)
         x = samples if rate == narrow else resample(samples, rate, narrow, "soxr-hq")
         high = min(self.high, 0.45 * narrow)
@@ -283,8 +280,6 @@ class Codec(Step):
             raise PerturbError(f"codec {self.format} needs bitrate=KBPS (and no level)")
 
     def apply(self, samples, rate, seed, pool=None):
-        from .pipeline import resample
-
         work = self._rate(rate)
         x = samples if work == rate else resample(samples, rate, work, "soxr-hq")
         y = self._round_trip(np.clip(x, -1.0, 1.0).astype(np.float32), work)

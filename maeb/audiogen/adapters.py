@@ -23,9 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import soundfile as sf
 
-from ..audio.pipeline import float_wav
+from ..audio.pipeline import float_wav, resample
 from ..core.errors import ModelError
 from ..core.identity import redact_url
+from ..encoders.base import model_source, torch_dtype
 from .request import INPUTS, Capabilities, SynthesisRequest
 
 
@@ -47,12 +48,10 @@ class TransformersTextToAudio:
         import torch
         from transformers import AutoTokenizer, MusicgenForConditionalGeneration
 
-        from ..encoders.hf import _dtype, _source
-
-        source, revision = _source(meta, path)
+        source, revision = model_source(meta, path)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-            model = MusicgenForConditionalGeneration.from_pretrained(source, revision=revision, dtype=_dtype(dtype))
+            model = MusicgenForConditionalGeneration.from_pretrained(source, revision=revision, dtype=torch_dtype(dtype))
         except OSError as exc:
             raise ModelError(f"model {meta.name!r} could not be loaded ({exc}); offline, set --option path=<local copy>") from exc
         self.model = model.to(device).eval()
@@ -184,8 +183,6 @@ class HTTPTextToAudio:
         except Exception as exc:
             raise ModelError(f"model {self.name!r}: the reply for {r.key!r} is not audio ({exc})") from exc
         if rate != self.sample_rate:
-            from ..audio.pipeline import resample
-
             return resample(audio.mean(axis=1), rate, self.sample_rate, "soxr-hq")
         return audio.mean(axis=1)
 

@@ -23,6 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..audio.pipeline import resample
+from ..core.context import default_cache_dir
+from ..core.download import download_verified, sha256_file
 from ..core.errors import ModelError, SpecError
 
 SAMPLE_RATE = 16000
@@ -157,14 +160,18 @@ def _torch_load(path: Path):
 
 def released_path(name: str, cache_dir) -> Path:
     """The released checkpoint in cache_dir/panns/, downloaded once; verified at every load."""
-    from ..tasktypes.generative import download_verified, sha256_file
-
     spec = RELEASED[name]
     path = Path(cache_dir) / "panns" / str(spec["file"])
     if path.exists() and (path.stat().st_size != spec["bytes"] or sha256_file(path) != spec["sha256"]):
         path.unlink()  # a partial or corrupted file: never load it
     if not path.exists():
-        download_verified(str(spec["url"]), path, str(spec["sha256"]), f"the CNN14 checkpoint {name}")
+        download_verified(
+            str(spec["url"]),
+            path,
+            str(spec["sha256"]),
+            f"the CNN14 checkpoint {name}",
+            "offline, give a local .pth file as the checkpoint",
+        )
     return path
 
 
@@ -187,8 +194,6 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
     else:
         if checkpoint in RELEASED:
             if cache_dir is None:
-                from ..engine.cache import default_cache_dir
-
                 cache_dir = default_cache_dir()
             path = released_path(checkpoint, cache_dir)
             digest = RELEASED[checkpoint]["sha256"]
@@ -197,8 +202,6 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
             if not path.is_file():
                 known = ", ".join(["random", *RELEASED])
                 raise SpecError(f"CNN14 checkpoint {checkpoint!r} is neither a file nor one of {known}")
-            from ..tasktypes.generative import sha256_file
-
             digest = sha256_file(path)
         load_state(model, _torch_load(path), f"CNN14 checkpoint {path}")
         identity = {"checkpoint": checkpoint, "revision": digest, "stand_in": False}
@@ -208,8 +211,6 @@ def load(checkpoint: str, seed: int = 0, device: str = "cpu", cache_dir=None):
 def prepare(samples: np.ndarray, rate: int) -> np.ndarray:
     """A clip as the evaluation toolkit feeds the tagger: DC removed, resampled to 16 kHz, zero
     padded to at least 2 s (the six poolings need a minimum length; this also matches it)."""
-    from ..audio.pipeline import resample
-
     wave = np.asarray(samples, dtype=np.float32)
     wave = wave - wave.mean(dtype=np.float64).astype(np.float32) if wave.size else wave
     if rate != SAMPLE_RATE:

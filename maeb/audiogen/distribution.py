@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import DataError, MaebError, check_keys
+from ..core.errors import CacheError, DataError, MaebError, check_keys
 from . import cnn14
 from .metric import GeneratedItem, MetricUnavailable
 
@@ -255,8 +255,6 @@ class CNN14Scores:
     def _store(self, digest: str, row: np.ndarray) -> None:
         if self.cache is None:
             return
-        from ..core.errors import CacheError
-
         path = self.cache / f"{digest}.npy"
         try:
             self.cache.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ..audio.pipeline import resample
 from ..core.errors import ModelError
+from ..encoders.base import torch_dtype
 from .metric import GeneratedItem, MetricUnavailable
 
 QWEN2_AUDIO = "Qwen/Qwen2-Audio-7B-Instruct"
@@ -50,13 +52,11 @@ class YesNoScorer:
         import torch
         from transformers import AutoProcessor, Qwen2AudioForConditionalGeneration
 
-        from ..encoders.hf import _dtype
-
         self.torch, self.device = torch, device
         self.processor = AutoProcessor.from_pretrained(source, revision=revision)
         self.processor.tokenizer.padding_side = "left"
         # transformers' stubs say str; None is its default
-        model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=_dtype(dtype))  # type: ignore[arg-type]
+        model = Qwen2AudioForConditionalGeneration.from_pretrained(source, revision=revision, dtype=torch_dtype(dtype))  # type: ignore[arg-type]
         self.model = model.to(device).eval()  # type: ignore[arg-type]
         self.rate = int(self.processor.feature_extractor.sampling_rate)
         tok = self.processor.tokenizer
@@ -134,8 +134,6 @@ class AnyAudioJudge:
 
     def update(self, items: list[GeneratedItem]) -> None:
         """Score a batch of generated clips on their rubrics."""
-        from ..audio.pipeline import resample
-
         for item, rubrics in zip(items, self._rubrics(items)):
             if not rubrics:
                 self.skipped += 1

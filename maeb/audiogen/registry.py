@@ -9,6 +9,7 @@ import importlib
 from dataclasses import dataclass
 
 from ..core.errors import SpecError
+from .metric import MetricUnavailable
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,6 @@ def build(group: str, keys: tuple[str, ...], options: dict, device: str, cache_d
     try:
         factory = getattr(importlib.import_module(module), attr)
     except ImportError as exc:
-        from .metric import MetricUnavailable
-
         raise MetricUnavailable(f"{group}: {exc}") from exc
     extra = {"judge": judge} if "judge" in inspect.signature(factory).parameters else {}
     return factory(keys=keys, options=dict(options), device=device, cache_dir=cache_dir, **extra)

@@ -28,6 +28,7 @@ import soundfile as sf
 from ..audio.pipeline import float_wav
 from ..core.errors import MaebError, ModelError, OutputError
 from ..core.paths import inside, safe_component
+from ..engine.cache import identity_hash
 from ..engine.embed import Job
 from .request import SynthesisRequest, capabilities_of
 
@@ -54,8 +55,6 @@ def system_folder(root: Path, identity_hash: str) -> Path:
 def generated_folder(emb: Embedder, task: str) -> Path:
     """Where a run's system writes a task's clips: the run's generated folder (or the cache's
     generated/<model>/<task>), then a folder per system identity."""
-    from ..engine.cache import identity_hash
-
     if emb.generated_dir:
         root = Path(emb.generated_dir)
     else:  # the model's and the task's names become folders: one plain name each, inside the cache

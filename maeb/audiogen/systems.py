@@ -1,7 +1,7 @@
 """Three offline text-to-audio "systems" that bracket what MMAG's scorers can tell apart: the
 oracle renders the scene script itself (the reference recording), resynth renders the same script
 with another voice and instrument (same timing, other timbre), noise returns seeded pink noise
-(no structure at all). They need no weights; the scene renderer is maeb.benchmarks.mmag_lite.scenes."""
+(no structure at all). They need no weights; the scene renderer is maeb.synth.scenes."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import hashlib
 import numpy as np
 
 from ..core.errors import ModelError
+from ..synth import scenes, sounds
 from .request import Capabilities
 
 RATE = 16000
@@ -31,9 +32,8 @@ class _ScriptSystem:
         self.options = options
 
     def config(self) -> dict:
-        from ..benchmarks.mmag_lite import scenes
-
         return {
+            # the renderer's name before it moved to maeb.synth.scenes: part of the cache identity
             "renderer": "maeb.benchmarks.mmag_lite.scenes",
             "generator_version": scenes.GENERATOR_VERSION,
             "voice_map": self.voice_map,
@@ -42,8 +42,6 @@ class _ScriptSystem:
         }
 
     def synthesize(self, requests: list) -> list[np.ndarray]:
-        from ..benchmarks.mmag_lite import scenes
-
         out = []
         for request in requests:
             script = (request.structured or {}).get("script")
@@ -70,8 +68,6 @@ class ResynthSystem(_ScriptSystem):
     capabilities = Capabilities(accepts=("caption", "transcript", "timestamped_caption", "structured"), needs_structured=True)
 
     def __init__(self, meta=None, device="cpu", **options):
-        from ..benchmarks.mmag_lite import scenes
-
         super().__init__(meta, device, **options)
         self.voice_map = dict(scenes.OTHER_GENDER)
         self.instrument_map = dict(scenes.OTHER_INSTRUMENT)
@@ -93,8 +89,6 @@ class NoiseSystem:
 
     def synthesize(self, requests: list) -> list[np.ndarray]:
         """Seeded pink noise of each request's duration."""
-        from ..benchmarks.lite import sounds
-
         out = []
         for request in requests:
             digest = hashlib.blake2b(f"{request.key}\0{int(request.seed)}".encode(), digest_size=8).digest()

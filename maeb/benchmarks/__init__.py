@@ -1,6 +1,5 @@
-"""The benchmarks layer (floor 13 of 14): benchmarks maeb builds and runs itself: MAEB-lite, MMAG-lite,
+"""The benchmarks layer: benchmarks maeb builds and runs itself: MAEB-lite, MMAG-lite,
 MAEB-robust.
 
-It may import its own modules and the layers below it: maeb.core, maeb.audio, maeb.data, maeb.encoders,
-maeb.engine, maeb.metrics, maeb.audiogen, maeb.tasktypes, maeb.spec, maeb.results, maeb.analysis, maeb.run.
-The floors, their rooms and the arrows between them: docs/architecture.md."""
+It may import its own modules and the floors below it (docs/architecture.md draws the floors,
+their rooms and the arrows between them)."""

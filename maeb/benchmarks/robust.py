@@ -228,7 +228,7 @@ def command(args: argparse.Namespace, cache_dir: Path, lite_dir: Path | None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m maeb.benchmarks.robust`, kept for one release: `python -m maeb robust` with the same flags
+    """`python -m maeb.benchmarks.robust`, kept through maeb 0.3.x: `python -m maeb robust` with the same flags
     (a line on stderr says so); 2 on a maeb error (one line)."""
     import sys
 
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..core.errors import MaebError
 
     print(
-        "note: `python -m maeb.benchmarks.robust` is now `python -m maeb robust` (same flags); this form goes in the next release",
+        "note: `python -m maeb.benchmarks.robust` is now `python -m maeb robust` (same flags); this form goes in maeb 0.4.0",
         file=sys.stderr,
     )
     parser = argparse.ArgumentParser(prog="python -m maeb.benchmarks.robust", description=__doc__.split("\n\n")[0])

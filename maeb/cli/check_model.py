@@ -11,7 +11,9 @@ checks on synthetic tones, one line per check:
 - batching: vectors from batches as the engine forms them equal one-clip-at-a-time vectors
   (identical-length batches: max |diff| <= 1e-5; padded batches: cosine >= BATCH_COSINE);
 - config: for each option of the family's constructor a changed value changes config() (so the
-  embedding cache, keyed by config(), never serves vectors of another setting);
+  embedding cache, keyed by config(), never serves vectors of another setting), except the
+  family's performance options (Family.performance: batch sizes and other knobs), for which a
+  changed value must leave config() and the vectors as they were (the cache key leaves them out);
 - tasks: every task type the model's modalities support runs through maeb's evaluators on a
   generated tone folder and gives finite scores in [0, 1].
 
@@ -33,13 +35,19 @@ import numpy as np
 
 from ..core import environment
 from ..core.errors import MaebError
-from ..encoders import ModelMeta, check_encoder, has_audio, has_text, load_encoder, resolve_factory
+from ..encoders.checks import check_encoder
+from ..encoders.load import load_encoder, resolve_factory
+from ..encoders.meta import ModelMeta
+from ..encoders.sides import has_audio, has_text
 from ..run.options import parse_option as _option
 from .common import option_pairs
 
 DETERMINISM_TOL = 1e-6
 SAME_LENGTH_TOL = 1e-5
 BATCH_COSINE = 0.999
+# a performance option changes no vector beyond this (relative to the largest |value|): a batch
+# size may move the last bits of a padded batch, never more
+PERFORMANCE_TOL = 1e-5
 # options that are not settings (objects, weights locations) or whose values are free text
 _NOT_PROBED = {"meta", "device", "protocol", "path", "text_path", "weights_path", "checkpoint", "processor", "model", "self"}
 # alternative values for string options: the first one that differs from the current value is tried
@@ -200,7 +208,8 @@ def probe_value(name: str, current):
 
 
 def probed_options(meta: ModelMeta, encoder) -> list[tuple[str, object, object]]:
-    """(option, current value, probe value) for every option of the family's constructor."""
+    """(option, current value, probe value) for every option of the family's constructor (its
+    performance options too: check_config tells them apart)."""
     factory = resolve_factory(meta.family)
     try:
         params = inspect.signature(factory).parameters
@@ -227,16 +236,23 @@ def probed_options(meta: ModelMeta, encoder) -> list[tuple[str, object, object]]
 def check_config(
     report: Report, meta: ModelMeta, encoder, options: dict, device: str, protocol: str | None, endpoints=None
 ) -> None:
-    """Each probed option, set to another value, changes config() (so the cache key follows it)."""
+    """Each probed option, set to another value, changes config() (so the cache key follows it); a
+    performance option of the family (Family.performance, which the cache key leaves out) instead
+    leaves config() and the vectors as they were (check_performance)."""
     base = encoder.config()
+    knobs = meta.performance_options
     for name, current, probe in probed_options(meta, encoder):
+        check = f"{'performance option' if name in knobs else 'config covers'} {name}"
         if probe is None:
-            report.add("SKIP", f"config covers {name}", f"no alternative value derived from {current!r}; check it by hand")
+            report.add("SKIP", check, f"no alternative value derived from {current!r}; check it by hand")
             continue
         try:
             other = load_encoder(meta, device=device, protocol=protocol, endpoints=endpoints, **{**options, name: probe})
         except (MaebError, ValueError, TypeError) as exc:
-            report.add("SKIP", f"config covers {name}", f"{name}={probe!r} is not accepted ({str(exc).splitlines()[0][:120]})")
+            report.add("SKIP", check, f"{name}={probe!r} is not accepted ({str(exc).splitlines()[0][:120]})")
+            continue
+        if name in knobs:
+            check_performance(report, check, encoder, other, f"{name}={probe!r} (was {current!r})")
             continue
         changed = other.config() != base
         report.add(
@@ -244,6 +260,41 @@ def check_config(
             f"config covers {name}",
             f"{name}={probe!r} (was {current!r}) {'changes' if changed else 'does not change'} config()",
         )
+
+
+def check_performance(report: Report, check: str, encoder, other, change: str) -> None:
+    """A performance option changed (`other`, built with it) leaves config() as it was (the cache
+    key leaves the option out, so vectors are shared) and gives the same vectors on the tones."""
+    if other.config() != encoder.config():
+        report.add(
+            "FAIL",
+            check,
+            f"{change} changes config(); a performance option must not (the cache key leaves it out): "
+            "drop it from config(), or from the family's performance options if it changes vectors",
+        )
+        return
+    diffs = []
+    if has_audio(encoder):
+        clips = tones(encoder)
+        diffs.append(_relative_diff(encoder.embed_audio(clips), other.embed_audio(clips)))
+    if has_text(encoder):
+        texts = ["a low tone", "the sound of rain at 880 hz", "dog"]
+        diffs.append(_relative_diff(encoder.embed_text(texts), other.embed_text(texts)))
+    worst = max(diffs, default=0.0)
+    ok = worst <= PERFORMANCE_TOL
+    report.add(
+        "PASS" if ok else "FAIL",
+        check,
+        f"{change} leaves config() as it was and moves vectors by {worst:.2g} (relative; tolerance {PERFORMANCE_TOL:g})"
+        + ("" if ok else ": it changes vectors, so it is a setting, not a performance option"),
+    )
+
+
+def _relative_diff(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.max(np.abs(a - b), initial=0.0) / max(1.0, float(np.max(np.abs(a), initial=0.0))))
 
 
 def write_mixtures(folder: Path, rate: int = 16000) -> Path:
@@ -328,8 +379,9 @@ def check_tasks(report: Report, meta: ModelMeta, encoder, options: dict, device:
     """Runs the task types the model's sides support on small tone folders; each score must be finite in [0, 1]."""
     from ..encoders.protocols import DEFAULT_PROTOCOL, get_protocol
     from ..mock import write_tone_folder
+    from ..run.model import build_embedder
     from ..run.options import RunOptions, resolve
-    from ..run.runner import build_embedder, evaluate_task
+    from ..run.task import evaluate_task
 
     folder = write_tone_folder(work / "tones", FREQS, per_label=8)
     mixtures = write_mixtures(work / "mixtures")

@@ -20,15 +20,15 @@ def cmd_datacard(args) -> int:
     """`maeb datacard`: load each task as a run would (building MAEB-lite first when needed) and print its card."""
     from ..analysis.datacard import datacard, render
     from ..api import select_tasks
+    from ..benchmarks.offline import prepare
     from ..core.context import RunContext, default_cache_dir
     from ..core.errors import MaebError
-    from ..run.runner import prepare_offline_data
 
     if args.cap <= 0:
         raise MaebError(f"--cap {args.cap:g}: give a positive number of seconds")
     specs = select_tasks(args.tasks)
     ctx = RunContext(cache_dir=args.cache_dir or default_cache_dir(), lite_dir=args.lite_dir)
-    prepare_offline_data(specs, ctx, lambda m: None)
+    prepare(specs, ctx, lambda m: None)
     cards = [datacard(spec, ctx, cap=args.cap) for spec in specs]
     if args.json:
         print(json.dumps(cards, indent=1))

@@ -1,5 +1,6 @@
-"""`maeb run`: one model on tasks or benchmarks: its flags (each maeb.run.options.RunOptions field's own,
-the judge's, Ray's), the options they make, the run, and the dry run's plan."""
+"""`maeb run`: one model on tasks or benchmarks: its flags (what to run, Ray's, and each
+maeb.run.options.RunOptions field's own, in --help sections), the options they make, the run, and the
+dry run's plan."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..core import environment
 from ..core.errors import MaebError
-from ..run.options import RunOptions, add_cli_arguments, from_fronts, option_fields
+from ..run.flags import CLI_GROUPS, judge_from_flags
+from ..run.options import RunOptions, add_cli_arguments, cli_values, from_fronts
 from .common import count, option_pairs
 
 if TYPE_CHECKING:
@@ -18,99 +20,45 @@ if TYPE_CHECKING:
 
 
 def add_parser(sub) -> None:
-    """The `run` subcommand's flags (its option flags generated from maeb.run.options.RunOptions)."""
+    """The `run` subcommand's flags (its option flags generated from maeb.run.options.RunOptions), in
+    --help sections by what a reader came to do (maeb.run.options.CLI_GROUPS)."""
     run = sub.add_parser("run", help="evaluate one model on tasks or a benchmark")
-    run.add_argument("-m", "--model", required=True, help="registered model name or alias, or a model entry .toml")
-    run.add_argument("--model-revision", help="the model's revision, if not the registered one (a new identity)")
-    run.add_argument("-t", "--tasks", nargs="+", default=[], metavar="T", help="task names or task spec files")
-    run.add_argument(
+    groups = {key: run.add_argument_group(title) for key, title in CLI_GROUPS.items()}
+    select = groups["select"]
+    select.add_argument("-m", "--model", required=True, help="registered model name or alias, or a model entry .toml")
+    select.add_argument("--model-revision", help="the model's revision, if not the registered one (a new identity)")
+    select.add_argument("-t", "--tasks", nargs="+", default=[], metavar="T", help="task names or task spec files")
+    select.add_argument(
         "-b", "--benchmark", "--benchmarks", dest="benchmarks", nargs="+", default=[], metavar="B", help="registered benchmarks"
     )
-    run.add_argument("--task-types", nargs="+", metavar="TYPE", help="only tasks of these types (maeb or mteb names)")
-    run.add_argument(
+    select.add_argument("--task-types", nargs="+", metavar="TYPE", help="only tasks of these types (maeb or mteb names)")
+    select.add_argument(
         "--languages", nargs="+", metavar="LANG", help="only tasks (and subsets) in these languages (e.g. eng-Latn, eng)"
     )
-    run.add_argument("--eval-splits", nargs="+", metavar="SPLIT", help="evaluate these splits instead of each task's own")
-    add_cli_arguments(run)  # one flag per maeb.run.options.RunOptions field
-    run.add_argument("--verbose", action="store_true", help="also debugging notices")
-    run.add_argument("--dry-run", action="store_true", help="print the plan (tasks, clips, hours, cached) and exit")
-    run.add_argument("--judge-url", help="OpenAI-compatible base URL of the LLM judge (judge-scored tasks)")
-    run.add_argument("--judge-model", help="the judge's model name, recorded in results")
-    run.add_argument("--judge-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's API key")
-    run.add_argument(
-        "--judge-timeout",
-        type=float,
-        default=120.0,
-        metavar="SECONDS",
-        help="seconds to wait for one judge reply before the try counts as failed (default 120)",
+    select.add_argument("--eval-splits", nargs="+", metavar="SPLIT", help="evaluate these splits instead of each task's own")
+    add_cli_arguments(run, groups)  # one flag per maeb.run.options.RunOptions field (the judge: one per part)
+    groups["behaviour"].add_argument("--verbose", action="store_true", help="also debugging notices")
+    groups["behaviour"].add_argument(
+        "--dry-run", action="store_true", help="print the plan (tasks, clips, hours, cached) and exit"
     )
-    run.add_argument(
-        "--judge-retries",
-        type=int,
-        default=6,
-        metavar="N",
-        help="retries of one judge item after 429, 5xx, timeouts or connection errors (default 6)",
-    )
-    run.add_argument(
-        "--judge-budget",
-        type=float,
-        default=600.0,
-        metavar="SECONDS",
-        help="most seconds one judge item may take over all its tries and waits, Retry-After included; "
-        "then it fails alone, is recorded in judge_failed and asked again on a rerun (default 600)",
-    )
-    run.add_argument(
+    groups["ray"].add_argument(
         "--ray",
         nargs="?",
         const="local",
         metavar="ADDRESS",
         help="run on a Ray cluster (e.g. 10.0.0.1:6379, or auto); without an address a local Ray instance is started",
     )
-    run.add_argument("--ray-workers", type=int, metavar="N", help="model workers on Ray (default: one per GPU, or per CPU)")
-
-
-def _judge_endpoint(args, needed: bool = True):
-    """The judge from the --judge-* flags, else $MAEB_JUDGE_URL/$MAEB_JUDGE_MODEL. needed: whether a
-    task of the run asks a judge; the variables alone do not stop a run that asks none (they are
-    often exported once for every run), while flags typed on this command are checked all the same."""
-    env_url, env_model = environment.judge()
-    if not needed and not args.judge_url and not args.judge_model:
-        return None
-    url = args.judge_url or env_url
-    model = args.judge_model or env_model
-    if not url:
-        return None
-    if not model:
-        given = "--judge-url" if args.judge_url else "MAEB_JUDGE_URL"
-        wanted = "--judge-model" if args.judge_url else "--judge-model (or MAEB_JUDGE_MODEL)"
-        raise MaebError(f"{given} needs {wanted}: the judge's name is recorded in every result")
-    from ..encoders.chat import Endpoint
-
-    if not url.startswith(("http://", "https://")):
-        raise MaebError(
-            f"--judge-url {url!r}: give the judge's base URL with http:// or https:// (e.g. https://api.openai.com/v1)"
-        )
-    for flag, value in (("--judge-timeout", args.judge_timeout), ("--judge-budget", args.judge_budget)):
-        if not value > 0:
-            raise MaebError(f"{flag} must be a positive number of seconds, got {value}")
-    if args.judge_retries < 0:
-        raise MaebError(f"--judge-retries must be 0 or more, got {args.judge_retries}")
-    return Endpoint(
-        url,
-        model,
-        args.judge_key_env,
-        timeout=args.judge_timeout,
-        retries=args.judge_retries,
-        budget=args.judge_budget,
+    groups["ray"].add_argument(
+        "--ray-workers", type=int, metavar="N", help="model workers on Ray (default: one per GPU, or per CPU)"
     )
 
 
 def run_options(args, task_count: int, needs_judge: bool = True) -> RunOptions:
-    """The run's options from its flags (each RunOptions field's own flag; the judge from the
-    --judge-* flags); $MAEB_CACHE_DIR and $MAEB_LITE_DIR are read here, by maeb.run.options.from_fronts."""
-    values = {f.name: getattr(args, f.name) for f in option_fields() if f.metadata["cli"] is not None}
+    """The run's options from its flags (each RunOptions field's own flag; the judge from its parts'
+    flags); $MAEB_CACHE_DIR and $MAEB_LITE_DIR are read here, by maeb.run.options.from_fronts."""
+    values = cli_values(args)
     values["options"] = option_pairs(values["options"])
-    values["judge"] = _judge_endpoint(args, needs_judge)
+    values["judge"] = judge_from_flags(args, environment.judge(), needs_judge)  # (its variables read here, at a front)
     if values["raise_error"] is None:  # one task stops at once; several go on past a failed one
         values["raise_error"] = task_count == 1
     return from_fronts(values)
@@ -118,13 +66,10 @@ def run_options(args, task_count: int, needs_judge: bool = True) -> RunOptions:
 
 def cmd_run(args) -> int:
     """`maeb run`: one model on tasks or benchmarks (or its dry run, or on Ray); 2 when a task failed."""
-    from ..encoders.protocols import get_protocol
-    from ..run.options import resolve
-    from ..run.runner import plan_context, run
+    from ..run import runner
     from ..spec import catalog
     from ..spec.taskspec import distinct
 
-    get_protocol(args.protocol)
     if not args.show_progress:
         _quiet_libraries()
 
@@ -132,7 +77,7 @@ def cmd_run(args) -> int:
         raise MaebError("run needs --tasks or --benchmark")
     from dataclasses import replace
 
-    from ..api import select_tasks
+    from ..api import prepared, select_tasks
 
     meta = catalog.find_model(args.model)
     if args.model_revision is not None:
@@ -144,7 +89,7 @@ def cmd_run(args) -> int:
     from_benchmarks = select_tasks(benches, types=args.task_types, languages=args.languages, eval_splits=args.eval_splits)
     if (args.tasks or benches) and not (named or from_benchmarks):
         raise MaebError("no task is left after --task-types/--languages")
-    from ..run.runner import require_sides
+    from ..run.model import require_sides
 
     # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
     require_sides(meta, named, bool(args.judge_url or environment.judge()[0]))
@@ -162,15 +107,16 @@ def cmd_run(args) -> int:
         from ..run.distributed import require_ray
 
         require_ray()  # before anything is loaded or planned
-    if args.dry_run:  # (a dry run opens no judge: a plain context)
-        return print_plan(resolve(meta, cfg, ray=bool(args.ray), ctx=plan_context(cfg)), specs)
-    job = resolve(meta, cfg, ray=bool(args.ray))  # every option checked and parsed once, before any model is loaded
+    # every option checked and parsed once, before any model is loaded (a dry run opens no judge: a plain context)
+    job = prepared(meta, specs, cfg, ray=bool(args.ray), dry_run=args.dry_run)
+    if args.dry_run:
+        return print_plan(job, specs)
     if args.ray:
         from ..run.distributed import run_on_ray
 
         summary = run_on_ray(meta, specs, job, address=args.ray, workers=args.ray_workers)
     else:
-        summary = run(meta, specs, job)
+        summary = runner.run(meta, specs, job)
     share = summary.outside_forward_share()
     parts = [f"{count(len(summary.done), 'task')} evaluated", f"{len(summary.skipped_existing)} already done"]
     if summary.skipped_modality:
@@ -209,7 +155,7 @@ def _quiet_libraries() -> None:
 def print_plan(job: ResolvedRun, specs: list[TaskSpec]) -> int:
     """The dry run: what `run` would do for each task (clips, hours, cached, status) and the window
     policy in force, from the resolved run; 2 when a task would fail."""
-    from ..run.runner import plan
+    from ..run.plan import LONG_CLIP_SECONDS, plan
 
     meta = job.meta
     rows = plan(meta, specs, job)
@@ -225,8 +171,6 @@ def print_plan(job: ResolvedRun, specs: list[TaskSpec]) -> int:
         print(
             f"{r['task']:{width}}  {r['type']:29}  {r['subsets']:7}  {r['clips']:8}  {r['hours']:7.2f}  {r['cached_clips']:8}  {status}"
         )
-    from ..run.runner import LONG_CLIP_SECONDS
-
     todo = [r for r in rows if r["done"] is not True and not r["skip"] and not r["failed"]]
     print(
         f"total: {count(len(rows), 'task')}, {len(todo)} to run, {count(sum(r['clips'] for r in todo), 'clip')} "

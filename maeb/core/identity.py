@@ -215,6 +215,14 @@ def folder_content(folder: str | Path, small: int = 64 << 20) -> str:
     return h.hexdigest()
 
 
+def performance_options(meta) -> frozenset[str]:
+    """The options a model's family declares do not change its vectors (maeb.encoders.family.Family
+    .performance, read through the entry): left out of the declared identity and the experiment
+    settings, so a batch size never splits the cache or moves results to the experiments folder.
+    No family declared one before this rule, so every existing cache key and result identity holds."""
+    return frozenset(getattr(meta, "performance_options", ()))
+
+
 def merged_options(meta, overrides: Mapping) -> dict:
     """The model's registered options with the run's overrides on top."""
     return {**meta.options, **dict(overrides)}
@@ -235,10 +243,12 @@ def experiment_settings(
     weights path by name and content, a protocol other than the default, a resampler other than
     the protocol's, a batch size other than mteb's for families batched in call order, and a
     perturbation chain (its canonical string), so a perturbed result never sits where the clean
-    one does, and a long-audio window policy (maeb.audio.windows) other than the head cut."""
+    one does, and a long-audio window policy (maeb.audio.windows) other than the head cut. The
+    family's performance options are left out (performance_options)."""
     out: dict[str, object] = {}
+    knobs = performance_options(meta)
     for key, value in sorted(dict(overrides).items()):
-        if meta.options.get(key) == value:
+        if meta.options.get(key) == value or key in knobs:
             continue
         if key in PATH_OPTIONS and value:
             shown = path_fingerprint(value)
@@ -267,9 +277,13 @@ def declared_identity(
     memo_dir: Path | None = None,
 ) -> dict:
     """What is known about an encoder without loading it (resampler: None for the protocol's own;
-    call_batch_size: None for mteb's batches of the families batched in call order)."""
+    call_batch_size: None for mteb's batches of the families batched in call order). The family's
+    performance options are left out: they do not change a vector (performance_options)."""
     shown = {}
+    knobs = performance_options(meta)
     for key, value in sorted(options.items()):
+        if key in knobs:
+            continue
         shown[key] = path_fingerprint(value, memo_dir) if key in PATH_OPTIONS and value else public_option(value)
     return {
         "name": meta.name,

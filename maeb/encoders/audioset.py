@@ -19,12 +19,13 @@ Every clip is embedded on its own inside embed_audio, so batch-mates never chang
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ..core.errors import ModelError
-from . import require
 from .base import UNSET, AudioEncoderBase, as_seconds, import_torch, pick, protocol_rules
+from .install import require
 
 SOFTWARE = ("torch", "torch-vggish-yamnet")
 
@@ -73,6 +74,12 @@ class _AudioSetCNN(AudioEncoderBase):
     batching = "padded"  # one clip at a time inside embed_audio
     software = SOFTWARE
     family = ""
+    device: str
+    converter: Any  # the package's WaveformToInput, or None with the AudioSet log-mel front end
+
+    def _embed_one(self, audio) -> Any:
+        """One clip's vector (a torch tensor); each network says how."""
+        raise NotImplementedError
 
     def _setup(self, rules, max_seconds, front_end, pad, default_pad, package):
         self.max_seconds = as_seconds(pick(max_seconds, rules, "max_seconds", None))

@@ -58,8 +58,10 @@ def import_torch() -> Any:
     return torch
 
 
-def model_source(meta: Any, path: str | None) -> tuple[str, str | None]:
-    """Where to load weights from: (hub id, pinned revision), or (local folder, None) with `path`."""
+def model_source(meta: Any, path: str | None) -> tuple[str, Any]:
+    """Where to load weights from: (hub id, pinned revision), or (local folder, None) with `path`.
+    The revision is typed Any: transformers' from_pretrained is annotated `revision: str` but reads
+    None (a local folder has no revision), which is what the wrappers pass for one."""
     return (path, None) if path else (meta.name, meta.revision)
 
 

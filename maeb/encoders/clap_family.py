@@ -19,11 +19,12 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from . import require
 from .base import UNSET, AudioEncoderBase, TextEncoderBase, as_seconds, import_torch, pick, protocol_rules
+from .install import require
 
 
 def _unit(x) -> np.ndarray:
@@ -132,10 +133,12 @@ class Wav2ClipEncoder(AudioEncoderBase, TextEncoderBase):
         # per clip (2.26) or one zero-padded batch per call (paper); the engine may group any lengths
         self.per_clip = pick(batching, rules, "batching", "single") != "padded"
         self.batching = "padded"
-        self.clip = self.tokenizer = None
+        self.clip: Any = None  # the text side (CLIP's), for entries that declare text
+        self.tokenizer: Any = None
         if "text" in meta.modalities:
             from transformers import AutoTokenizer, CLIPModel
 
+            revision: Any  # None for a local folder (see base.model_source)
             source, revision = (text_path, None) if text_path else (self.CLIP, self.CLIP_REVISION)
             self.clip = CLIPModel.from_pretrained(source, revision=revision).to(device).eval()
             self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)  # what CLIPProcessor(text=) runs

@@ -344,12 +344,7 @@ BUILTIN = (
     ),
     # models without a maeb family run through mteb's own wrapper
     Family("mteb", "maeb.encoders.mteb_bridge:MtebWrapperEncoder", requires=("mteb", "torch"), extra="mteb"),
-    # text-to-audio systems (maeb.audiogen) and maeb's mock models for tests and demos
-    Family("tta-transformers", "maeb.audiogen.adapters:TransformersTextToAudio", requires=TORCH_HF),
-    Family("tta-http", "maeb.audiogen.adapters:HTTPTextToAudio"),
-    Family("mmag-oracle", "maeb.audiogen.systems:OracleSystem"),
-    Family("mmag-resynth", "maeb.audiogen.systems:ResynthSystem"),
-    Family("mmag-noise", "maeb.audiogen.systems:NoiseSystem"),
+    # maeb's mock models for tests and demos (text-to-audio systems register in maeb.audiogen.families)
     Family("mock-spectral", "maeb.mock:SpectralEncoder"),
     Family("mock-identity", "maeb.mock:IdentityEncoder"),
     Family("mock-tone-describer", "maeb.mock:ToneDescriber"),

@@ -43,7 +43,11 @@ class Family:
     - tiny: a function (meta, folder) -> options writing a random-weight miniature (maeb.encoders.tiny);
     - rules: the wrapper settings per protocol rule set ("mteb-2.26", "paper"; see
       maeb.encoders.protocols for the keys), each a table architecture -> settings with "*" for all;
-    - rule_keys: settings keys of the family's own, beyond maeb's (RULE_KEYS)."""
+    - rule_keys: settings keys of the family's own, beyond maeb's (RULE_KEYS);
+    - performance: constructor options that do not change the family's vectors (batch sizes,
+      thread counts): they stay out of the cache key and the result identity, a run setting one
+      keeps its results in the main folder, and `maeb check-model` checks that changing one leaves
+      config() and the vectors as they were instead of asking config() to follow it."""
 
     name: str
     factory: str
@@ -53,6 +57,7 @@ class Family:
     tiny: str | None = None
     rules: Rules = field(default_factory=dict, hash=False)
     rule_keys: tuple[str, ...] = ()
+    performance: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if ":" in self.name:
@@ -79,8 +84,10 @@ FAMILY_REGISTRY: dict[str, Family] = {}
 def register_family(family: Family) -> Family:
     """Add a family record to the registry and return it. Registering the same record again is a
     no-op (a module imported twice); a different record under a registered name is refused, and so
-    is a record whose rules name an unknown rule set or settings key (check_rules)."""
+    is a record whose rules name an unknown rule set or settings key (check_rules) or that calls a
+    setting a performance option (check_performance)."""
     check_rules(family)
+    check_performance(family)
     old = FAMILY_REGISTRY.get(family.name)
     if old is not None and old != family:
         raise ModelError(f"family {family.name!r} is already registered (factory {old.factory}); choose another name")
@@ -120,6 +127,32 @@ def check_rules(family: Family) -> None:
                 )
 
 
+# options that are never performance knobs: what a protocol fixes changes vectors, and these name
+# the model itself or are set by maeb (a weights path is keyed by its content)
+NOT_PERFORMANCE = frozenset({"meta", "device", "protocol", "path", "weights_path", "checkpoint", "text_path"})
+
+
+def check_performance(family: Family) -> None:
+    """Refuse, in one line, a performance option that is a setting maeb knows changes vectors (a rule
+    key, the weights, the protocol): declared a knob, it would leave the cache key and results would
+    be shared between settings that differ."""
+    if isinstance(family.performance, str) or not all(isinstance(k, str) for k in family.performance):
+        raise ModelError(f"family {family.name!r}: performance must be a tuple of option names, not {family.performance!r}")
+    settings = sorted(set(family.performance) & (RULE_KEYS | set(family.rule_keys) | NOT_PERFORMANCE))
+    if settings:
+        raise ModelError(
+            f"family {family.name!r}: performance option {', '.join(map(repr, settings))} changes vectors (a protocol "
+            "setting, the weights or the protocol); performance options are knobs such as batch sizes that do not"
+        )
+
+
+def performance_options(family: str) -> frozenset[str]:
+    """The options a registered family declares do not change its vectors (empty for an unknown
+    name or a `module:Class` entry: register a family to declare them)."""
+    record = FAMILY_REGISTRY.get(family)
+    return frozenset(record.performance) if record is not None else frozenset()
+
+
 def get_family(name: str) -> Family | None:
     """The registered record of a family name, or None (an unknown name or a `module:Class`)."""
     return FAMILY_REGISTRY.get(name)
@@ -133,7 +166,7 @@ def import_ref(ref: str) -> Any:
 
 class RegistryView(Mapping[str, Any]):
     """A read-only mapping family name -> one field of its record, read live from the registry
-    (the old FAMILIES, FAMILY_REQUIRES, FAMILY_EXTRAS and NO_DEPS dicts, kept for one release).
+    (the old FAMILIES, FAMILY_REQUIRES, FAMILY_EXTRAS and NO_DEPS dicts, kept through 0.3.x; removed in 0.4.0).
     Families whose field is empty (None or ()) are left out, as the old dicts left them out."""
 
     def __init__(self, attr: str) -> None:

@@ -128,7 +128,11 @@ class OpenAIChatGenerator(TextGeneratorBase):
     def generate(self, clips, prompts, settings):
         from .chat import chat
 
-        options = {"max_tokens": int(settings.get("max_new_tokens", 256)), "temperature": float(settings.get("temperature", 0.0))}
+        # the request's own fields (chat passes them on as they are), not chat's keywords
+        options: dict[str, Any] = {
+            "max_tokens": int(settings.get("max_new_tokens", 256)),
+            "temperature": float(settings.get("temperature", 0.0)),
+        }
 
         def one(pair):
             clip, prompt = pair

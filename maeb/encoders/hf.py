@@ -29,7 +29,7 @@ from .base import (
 )
 from .pooling import frame_centres, frame_counts, frame_list, masked_mean
 
-# maeb.audiogen imports these two by their old private names (kept one release)
+# the old private names of encoders.base's helpers, kept through maeb 0.3.x (removed in 0.4.0)
 _dtype = torch_dtype
 _source = model_source
 

@@ -12,11 +12,14 @@ meta's name at the folder (`path`), as mteb loads local checkpoints."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..core.errors import ModelError
-from . import SCORED_SIMILARITIES, require
 from .base import UNSET, AudioEncoderBase, TextEncoderBase
+from .install import require
+from .meta import SCORED_SIMILARITIES
 
 _RATE_ATTRIBUTES = ("sampling_rate", "sample_rate", "target_sampling_rate", "sr")
 
@@ -121,7 +124,8 @@ class MtebWrapperEncoder(AudioEncoderBase, TextEncoderBase):
     def _encode(self, rows, column, prompt_type):
         from torch.utils.data import DataLoader
 
-        loader = DataLoader(_Rows(rows, column), batch_size=max(1, len(rows)), collate_fn=_collate)
+        # _Rows is map-style (len and getitem), all a DataLoader reads; torch's stubs ask a Dataset
+        loader: Any = DataLoader(_Rows(rows, column), batch_size=max(1, len(rows)), collate_fn=_collate)  # type: ignore[arg-type]
         out = self.model.encode(
             loader,
             task_metadata=self.task_metadata,

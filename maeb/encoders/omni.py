@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from . import require
 from .audio_lm import _last_token
 from .base import (
     SOFTWARE,
@@ -35,6 +34,7 @@ from .base import (
     protocol_rules,
     torch_dtype,
 )
+from .install import require
 
 QWEN_SYSTEM = (
     "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving auditory and "
@@ -62,6 +62,7 @@ class QwenOmniEncoder(AudioEncoderBase, TextEncoderBase):
         model_type = AutoConfig.from_pretrained(source, revision=revision).model_type
         self.arch = "qwen3_omni_moe" if model_type.startswith("qwen3_omni") else "qwen2_5_omni"
         rules = protocol_rules(protocol, "hf-qwen-omni", self.arch)
+        Thinker: Any  # the thinker class of the checkpoint's architecture
         if self.arch == "qwen3_omni_moe":
             from transformers import Qwen3OmniMoeThinkerForConditionalGeneration as Thinker
         else:
@@ -182,7 +183,7 @@ class SentenceOmniEncoder(AudioEncoderBase, TextEncoderBase):
     def _load(source, revision, base_revision, variant, device):
         spec = ST_VARIANTS[variant]
         st = require("sentence_transformers", "st-omni", "sentence-transformers")
-        kwargs = {"trust_remote_code": True}
+        kwargs: dict[str, Any] = {"trust_remote_code": True}
         if spec.get("dtype"):
             kwargs["model_kwargs"] = {"torch_dtype": spec["dtype"]}
         if base_revision and revision is not None:
@@ -190,7 +191,7 @@ class SentenceOmniEncoder(AudioEncoderBase, TextEncoderBase):
         if variant in ("jina-v5-omni", "bidirlm-omni"):  # their wrappers pass a video processor
             from transformers import AutoVideoProcessor
 
-            extra = {"do_sample_frames": False}
+            extra: dict[str, Any] = {"do_sample_frames": False}
             if variant == "jina-v5-omni":  # jina: the evaluation sizes its custom code expects
                 extra = {"size": {"longest_edge": 12_845_056, "shortest_edge": 262_144}}
             video = AutoVideoProcessor.from_pretrained(source, revision=revision, trust_remote_code=True, **extra)
@@ -233,6 +234,7 @@ class SentenceOmniEncoder(AudioEncoderBase, TextEncoderBase):
 
     def embed_audio(self, clips):
         self._set_text_limit(False)
+        items: list[Any]
         if ST_VARIANTS[self.variant]["audio_input"] == "array":
             items = [np.asarray(c, dtype=np.float32) for c in clips]
         else:

@@ -17,6 +17,7 @@ As mteb 2.26.24's wrappers:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -98,7 +99,10 @@ class MMSEncoder(SelfSupervisedEncoder):
         from transformers.utils import cached_file
 
         try:
-            weights = load_file(cached_file(source, f"adapter.{lang}.safetensors", revision=revision))
+            found = cached_file(source, f"adapter.{lang}.safetensors", revision=revision)
+            if found is None:  # transformers said "no such file" without raising
+                raise OSError(f"no adapter.{lang}.safetensors in {source}")
+            weights = load_file(found)
         except OSError as exc:
             raise ModelError(f"model {meta.name!r}: its {lang!r} adapter could not be loaded ({exc})") from exc
         state = {k.removeprefix("wav2vec2."): v for k, v in weights.items() if not k.startswith("lm_head.")}
@@ -133,6 +137,7 @@ class SpeechT5Encoder(AudioEncoderBase, TextEncoderBase):
 
         rules = protocol_rules(protocol, "hf-speecht5")
         asr_rev, _, tts_rev = str(meta.revision).partition("-")
+        revision: Any  # None for a local folder (see base.model_source)
         source, revision = (path, None) if path else (self.ASR, asr_rev)
         weights_dtype = torch_dtype(pick(dtype, rules, "dtype", "auto"))
         # what SpeechT5Processor(audio=...) and (text=...) delegate to
@@ -149,16 +154,19 @@ class SpeechT5Encoder(AudioEncoderBase, TextEncoderBase):
         self.min_samples = int(pick(min_samples, rules, "min_samples", 400))  # the conv prenet's window
         mode = pick(batching, rules, "batching", "single")
         self.batching = "same_length" if mode == "single" else mode
-        self.text_model = self.tokenizer = None
+        self.text_model: Any = None  # the TTS model's text encoder, for entries that declare text
+        self.tokenizer: Any = None
         if "text" in meta.modalities:
             from transformers import AutoTokenizer, SpeechT5ForTextToSpeech
 
+            trev: Any  # None for a local folder (see base.model_source)
             tsource, trev = (text_path, None) if text_path else (self.TTS, tts_rev or asr_rev)
             self.tokenizer = AutoTokenizer.from_pretrained(tsource, revision=trev)  # SpeechT5's needs sentencepiece
             tts = SpeechT5ForTextToSpeech.from_pretrained(tsource, revision=trev, dtype=weights_dtype)
             self.text_model = tts.speecht5.encoder.to(device).eval()
         else:
-            self.embed_text = None  # an audio-only entry (speecht5_asr) has no text side
+            # an audio-only entry (speecht5_asr) has no text side: has_text() reads a callable embed_text
+            setattr(self, "embed_text", None)  # noqa: B010  (mypy refuses assigning to a method)
         self.device, self.dtype = device, dtype_name(self.encoder)
 
     def config(self):
@@ -211,7 +219,7 @@ class MCTCTEncoder(AudioEncoderBase):
 
     def __init__(self, meta, device="cpu", path=None, max_seconds=UNSET, protocol=None):
         try:
-            from transformers import MCTCTFeatureExtractor, MCTCTModel
+            from transformers import MCTCTFeatureExtractor, MCTCTModel  # type: ignore[attr-defined]  # gone in transformers 5
         except ImportError as exc:
             import transformers
 

@@ -443,7 +443,7 @@ def audioset(path: Path, family: str) -> dict:
     """A state dict of the package's YAMNet or VGGish with random weights."""
     import torch
 
-    from . import require
+    from .install import require
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
-"""The metrics layer (floor 6 of 14): similarity functions and text metrics the task types score with.
+"""The metrics layer: the metric registry (metrics looked up by name, each with its oracle),
+similarity functions and text metrics the task types score with.
 
-It may import its own modules and the layers below it: maeb.core, maeb.audio, maeb.data, maeb.encoders,
-maeb.engine.
-The floors, their rooms and the arrows between them: docs/architecture.md."""
+It may import its own modules and the floors below it (docs/architecture.md draws the floors,
+their rooms and the arrows between them)."""

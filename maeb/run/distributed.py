@@ -33,54 +33,28 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from .. import tasktypes
 from ..audio.pipeline import AudioRef
-from ..core import trust
-from ..core.errors import MaebError, ModelError
+from ..core.errors import MaebError
 from ..data import hub
 from ..encoders import ModelMeta, has_audio
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec
+from .model import build_embedder, missing_side
 from .numeric_env import thread_counts
 from .options import ResolvedRun, RunOptions, check_ray, resolve
-from .rayworker import MaebWorker, RemoteEncoder
-from .runner import RunSummary, TaskResult, _accumulate, _missing_side, build_embedder, fail_task, plan, prepare_offline_data, run
+from .plan import plan
+from .raypool import IN_FLIGHT, Pool, WorkerTime, first_line
+from .rayworker import RemoteEncoder
+from .runner import run
+from .summary import RunSummary, TaskResult, add_stats, fail_task
 
 SHARD_CLIPS = 256  # clips per shard: a killed worker loses at most this much work
-IN_FLIGHT = 2  # shards queued per worker, so none idles while the driver takes a result
-MAX_RESTARTS = 3
 LOCAL_OBJECT_STORE = 256 * 1024 * 1024  # bytes; vectors and batches are small, keep a laptop's memory free
-
-
-@dataclass
-class WorkerTime:
-    """One Ray worker's account: where it ran, its seconds loading, embedding and in all, and its counts."""
-
-    where: str
-    load: float
-    embed: float
-    wall: float
-    clips: int
-    shards: int
-    calls: int
-
-    @property
-    def idle(self) -> float:
-        """Seconds neither loading nor embedding (waiting for the driver)."""
-        return max(0.0, self.wall - self.load - self.embed)
-
-    def line(self) -> str:
-        """The worker's one line in the run's closing report."""
-        return (
-            f"{self.where}: load {self.load:.1f} s, embed {self.embed:.1f} s, idle {self.idle:.1f} s; "
-            f"{self.clips} clips in {self.shards} shards, {self.calls} calls from the driver"
-        )
 
 
 @dataclass
@@ -128,7 +102,6 @@ def run_on_ray(
     # workers load the model in cfg.precision; the driver's runner gets the dtype as an option
     # (the same identity), since it never loads the model itself
     local = resolve(meta, replace(cfg, precision=None, options=job.overrides), ctx=ctx)
-    prepare_offline_data(specs, ctx, log)
     done, pending = [], []
     for spec in specs:
         try:
@@ -171,7 +144,7 @@ def _run_pending(meta, tasks, job: ResolvedRun, local: ResolvedRun, address, wor
     try:
         count = workers or _default_workers(ray, cfg, local=address in (None, "local"))
         threads = thread_counts()  # what the plain run computes with; the workers take them
-        pool = _Pool(ray, meta, job, count, log, outside_paths(meta, [t.spec for t in tasks]), threads)
+        pool = Pool(ray, meta, job, count, log, outside_paths(meta, [t.spec for t in tasks]), threads)
         described = pool.first()
         remote = RemoteEncoder(described, pool.send)
         record = {"threads": threads, "batches": batches_of(remote, shard_clips)}
@@ -272,162 +245,11 @@ def _default_workers(ray, cfg: RunOptions, local: bool) -> int:
     return max(1, int(resources.get("CPU", 1)) - (1 if local else 0))
 
 
-class _Pool:
-    """The model workers: which are ready, what each has in flight, and one call at a time for
-    the driver's stand-in encoder (sent to the least busy worker)."""
-
-    def __init__(self, ray, meta: ModelMeta, job: ResolvedRun, count: int, log, paths: tuple[str, ...] = (), threads=None):
-        self.ray, self.meta, self.log = ray, meta, log
-        options = {"num_cpus": 1, "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_RESTARTS}
-        if job.options.device == "cuda":
-            options["num_gpus"] = 1
-        if meta.memory_usage_mb:
-            options["memory"] = int(meta.memory_usage_mb * 1024 * 1024)
-        actor = ray.remote(MaebWorker).options(**options)
-        run_id = uuid.uuid4().hex[:8]
-        shipped = job.with_context(None)  # the worker makes its own (no progress bars, no judge)
-        self.actors = {
-            i + 1: actor.remote(meta, shipped, run_id, i + 1, paths, threads, trust.code_allowed()) for i in range(count)
-        }
-        self.describing = {a.describe.remote(): i for i, a in self.actors.items()}
-        self.ready: dict[int, Any] = {}  # worker number -> its Ray actor handle
-        self.busy: dict[int, int] = {}
-        self.expected: dict | None = None
-        self.first_where: dict[int, str] = {}  # as each worker first described itself (a restart has another pid)
-        self.lock = threading.Lock()
-
-    def first(self) -> dict:
-        """The first worker to load the model (its description), waiting for the cluster to
-        place one; when every worker failed to load, that failure."""
-        waited, problems = 0.0, []
-        while True:
-            done, _ = self.ray.wait(list(self.describing), num_returns=1, timeout=30)
-            if done:
-                described = self._admit(done[0])
-                if described is not None:
-                    return described
-                problems.append(self._last_problem)
-                if not self.describing:
-                    raise ModelError(problems[0])
-                continue
-            waited += 30
-            self.log(
-                f"waiting {waited:.0f} s for Ray to place a worker for {self.meta.name!r} (resources: {self.ray.available_resources()})"
-            )
-
-    def admit_new(self) -> None:
-        if self.describing:
-            done, _ = self.ray.wait(list(self.describing), num_returns=len(self.describing), timeout=0)
-            for ref in done:
-                described = self._admit(ref)
-                if described is not None:
-                    self.check(described)
-
-    def _admit(self, ref) -> dict | None:
-        number = self.describing.pop(ref)
-        try:
-            described = self.ray.get(ref)
-        except self.ray.exceptions.RayError as exc:
-            described = {"problem": f"worker {number} died while loading model {self.meta.name!r} ({_first_line(exc)})"}
-        if "problem" in described:
-            self._last_problem = described["problem"]
-            self.log(described["problem"])
-            self.ray.kill(self.actors.pop(number), no_restart=True)
-            return None
-        with self.lock:
-            self.ready[number] = self.actors[number]
-            self.busy[number] = 0
-        self.first_where[number] = described["where"]
-        return {**described, "number": number}
-
-    def check(self, described: dict) -> None:
-        """A worker whose cache identity differs (other package versions on its node) would write
-        other vectors under the same key: it is stopped, naming what differs."""
-        if self.expected is None or described.get("identity") == self.expected:
-            return
-        got = described["identity"]
-        what = ", ".join(k for k in sorted(set(got) | set(self.expected)) if got.get(k) != self.expected.get(k))
-        self.log(f"{described['where']}: its encoder identity differs from the driver's ({what}); it is stopped")
-        self.drop(described["number"])
-        if not self.ready and not self.describing:
-            raise ModelError(f"model {self.meta.name!r}: no worker has the driver's encoder identity ({what})")
-
-    def idle_worker(self) -> tuple[int, Any] | None:
-        with self.lock:
-            free = [(n, i) for i, n in self.busy.items() if n < IN_FLIGHT]
-            if not free:
-                return None
-            number = min(free)[1]
-            self.busy[number] += 1
-            return number, self.ready[number]
-
-    def release(self, number: int) -> None:
-        with self.lock:
-            if number in self.busy:
-                self.busy[number] -= 1
-
-    def drop(self, number: int) -> None:
-        with self.lock:
-            actor = self.ready.pop(number, None)
-            self.busy.pop(number, None)
-        if actor is not None:
-            self.ray.kill(actor, no_restart=True)
-
-    def alive(self) -> bool:
-        return bool(self.ready or self.describing)
-
-    def send(self, method: str, *args):
-        """One call of the model's side on the least busy worker; a worker that died for good is
-        replaced by another."""
-        ray = self.ray
-        while True:
-            with self.lock:
-                if not self.ready:
-                    raise ModelError(f"model {self.meta.name!r}: every Ray worker died; rerun to resume")
-                number = min(self.busy, key=lambda i: (self.busy[i], i))
-                actor = self.ready[number]
-                self.busy[number] += 1
-            try:
-                return ray.get(actor.call.remote(method, *args))
-            except ray.exceptions.RayActorError as exc:
-                self.log(f"worker {number} died ({_first_line(exc)}); its call goes to another worker")
-                self.drop(number)
-            except ray.exceptions.RayTaskError as exc:
-                raise (exc.cause if isinstance(exc.cause, Exception) else exc) from None
-            finally:
-                self.release(number)
-
-    def times(self) -> list[WorkerTime]:
-        refs = {i: a.times.remote() for i, a in self.ready.items()}
-        out = []
-        for number, ref in refs.items():
-            try:
-                times = self.ray.get(ref, timeout=30)
-            except self.ray.exceptions.RayError:
-                continue
-            if times["where"] != self.first_where.get(number):
-                times["where"] += f", restarted after {self.first_where.get(number)} died; times since the restart"
-            out.append(WorkerTime(**times))
-        return out
-
-    def close(self, wait: float = 10.0) -> None:
-        """Remove the workers' folders and stop them; a worker that does not answer within `wait`
-        seconds is killed (its folder is removed by a later run on its node a day later)."""
-        closing = [a.close.remote() for a in self.ready.values()]
-        if closing:
-            self.ray.wait(closing, num_returns=len(closing), timeout=wait)
-        for actor in self.actors.values():
-            self.ray.kill(actor, no_restart=True)
-        self.actors.clear()
-        self.ready.clear()
-        self.busy.clear()
-
-
 class _Feeder(threading.Thread):
     """Plans each task's shards (a step ahead of the workers), keeps every worker fed, and commits
     each returned shard to the run's cache: the only writer of that file in the run."""
 
-    def __init__(self, pool: _Pool, tasks: list[_Task], main, meta, ctx, shard_clips: int, log):
+    def __init__(self, pool: Pool, tasks: list[_Task], main, meta, ctx, shard_clips: int, log):
         super().__init__(name="maeb-ray-feeder", daemon=True)
         self.pool, self.tasks, self.cache, self.ctx, self.log = pool, tasks, main.cache, ctx, log
         self.encoder, self.shard_clips = main.encoder, max(1, shard_clips)
@@ -471,7 +293,7 @@ class _Feeder(threading.Thread):
         spec = task.spec
         needs = tasktypes.get(spec.type).needs(spec)
         split = not driver_batches(self.encoder) and has_audio(self.encoder)
-        if not split or "audio" not in needs or needs & {"generate", "synthesize"} or _missing_side(needs, self.encoder):
+        if not split or "audio" not in needs or needs & {"generate", "synthesize"} or missing_side(needs, self.encoder):
             task.ready.set()  # the driver's runner sends its batches to the workers itself (or skips the task)
             return
         try:
@@ -510,13 +332,13 @@ class _Feeder(threading.Thread):
             out = ray.get(ref)
         except ray.exceptions.RayActorError as exc:
             # restarts are used up: the shard goes to another worker
-            self.log(f"worker {number} died for good ({_first_line(exc)}); {job[1]} goes to another worker")
+            self.log(f"worker {number} died for good ({first_line(exc)}); {job[1]} goes to another worker")
             self.pool.drop(number)
             self.queue.appendleft(job)
             return
         except ray.exceptions.RayTaskError as exc:
             cause = exc.cause if isinstance(exc.cause, MaebError) else None
-            message = str(cause) if cause else f"{job[1]}: unexpected {_first_line(exc)}"
+            message = str(cause) if cause else f"{job[1]}: unexpected {first_line(exc)}"
             if task.failed is None:
                 task.failed = message if task.spec.name in message else f"task {task.spec.name}: {message}"
                 # its queued shards are dropped (a later task that shares a clip embeds it itself)
@@ -589,7 +411,7 @@ def _merge(summary: RaySummary, part: RunSummary, results: dict) -> None:
     summary.skipped_existing += part.skipped_existing
     summary.skipped_modality += part.skipped_modality
     summary.failed.update(part.failed)
-    _accumulate(summary.stats, part.stats)
+    add_stats(summary.stats, part.stats)
     results.update({r.task: r for r in part.results})
 
 
@@ -630,9 +452,4 @@ def _add_shard_stats(summary: RaySummary, shard_stats: list) -> None:
     embedded, which they were (on the workers)."""
     for stats in shard_stats:
         summary.stats.clips_cached = max(0, summary.stats.clips_cached - stats.clips_embedded)
-        _accumulate(summary.stats, stats)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
+        add_stats(summary.stats, stats)

@@ -3,7 +3,7 @@ FSD2019Kaggle keeps `curated`; MAEB+ asks for `noisy` too) gets the missing ones
 into it, as mteb's per-subset saving does; a file that already holds every pair asked for is done.
 
 Only the coverage may differ: an earlier file computed with another model, protocol or data is still
-refused by the runner (maeb.run.runner.existing_result), naming what changed."""
+refused by the runner (maeb.run.resume.existing_result), naming what changed."""
 
 from __future__ import annotations
 

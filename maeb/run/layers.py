@@ -63,7 +63,8 @@ def sweep(meta, specs, job, log):
     """Run `specs` once per requested layer of `meta`'s model (job: maeb.run.options.ResolvedRun
     with `layers` set), loading the model once; returns one RunSummary for all layers, its task
     names suffixed with the layer."""
-    from .runner import RunSummary, _accumulate, run
+    from .runner import run
+    from .summary import RunSummary, add_stats
 
     cfg = job.options
     encoder = load_encoder(
@@ -87,7 +88,7 @@ def sweep(meta, specs, job, log):
             total.skipped_modality += [n + tag for n in part.skipped_modality]
             total.failed.update({n + tag: why for n, why in part.failed.items()})
             total.results += part.results
-            _accumulate(total.stats, part.stats)
+            add_stats(total.stats, part.stats)
             total.wall_seconds += part.wall_seconds
         bank.clear()  # the next task's clips are others
     log(f"{meta.name}: layer sweep ran the model on {bank.forward_passes} batches for {len(layers)} layers")

@@ -29,7 +29,7 @@ from ..core.errors import AudioError, CacheError, DataError, MaebError, ModelErr
 from ..core.progress import Progress
 from ..encoders import SIDES, check_encoder, check_precision, load_encoder
 from ..engine.embed import Embedder
-from . import runner
+from .model import build_embedder
 from .numeric_env import apply_thread_counts
 
 FOLDER_PREFIX = "maeb-ray-worker-"
@@ -81,7 +81,7 @@ class MaebWorker:
                 mmag_lite_dir=cfg.mmag_lite_dir,
             )
             # the worker's own cache file: cfg.cache_dir stays the data's (ctx), the vectors go to self.folder
-            self.emb = runner.build_embedder(job.with_context(ctx), encoder, cache_dir=self.folder)
+            self.emb = build_embedder(job.with_context(ctx), encoder, cache_dir=self.folder)
             self.encoder = encoder
             wrong = self._threads_problem()  # after loading: the model may have brought a library of its own
             if wrong:

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 
+from ..audiogen import families as _audiogen_families  # noqa: F401  (registers the text-to-audio families)
 from ..core.errors import SpecError, UnknownName, check_keys
 from ..core.paths import safe_component
 from ..encoders import FAMILY_REGISTRY, SIMILARITIES, ModelMeta
+from ..encoders.signature import check_entry_options
 from .taskspec import TaskSpec, load_spec
 
 MODEL_FIELDS = {
@@ -83,7 +85,9 @@ def parse_model(raw: dict, where: str) -> ModelMeta:
     for key in ("aliases", "modalities", "languages", "framework", "training_datasets", "model_type", "requires"):
         if key in values:
             values[key] = tuple(values[key])
-    return ModelMeta(**values, source=where)
+    meta = ModelMeta(**values, source=where)
+    check_entry_options(meta, where)  # a misspelt option is told now, not when the model loads
+    return meta
 
 
 def read_model_file(path: Path) -> list[ModelMeta]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 import textwrap
 from typing import Any
 
@@ -350,6 +351,13 @@ def _compact_metrics(names: list[str]) -> tuple[list[str], list[str]]:
     return list(patterns), list(next(iter(ks)))
 
 
+def _type_doc(name: str, module) -> str | None:
+    """What a type says of itself: a built-in type's module docstring (its class is one of the
+    module's names), an outside type's class docstring."""
+    entry = tasktypes.REGISTRY.get(name)
+    return sys.modules[entry.module].__doc__ if entry else module.__doc__
+
+
 def type_info(name: str) -> dict:
     """Everything a user needs to write a spec of task type `name`: its parameters, metrics, main score, needed model sides and
     summary."""
@@ -362,7 +370,7 @@ def type_info(name: str) -> dict:
         params.append(row)
     lister = getattr(module, "metrics", None)  # a task type may not list its metrics
     metrics = list(lister(_example_spec(name, module))) if callable(lister) else None
-    paragraph = " ".join((module.__doc__ or "").strip().split("\n\n")[0].split())
+    paragraph = " ".join((_type_doc(name, module) or "").strip().split("\n\n")[0].split())
     first = re.match(r"^(.*?\.)(?:\s|$)", paragraph)
     summary = first.group(1) if first else paragraph.rstrip(":") + "."
     return {

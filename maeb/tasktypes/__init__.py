@@ -11,22 +11,27 @@ values, checked when loaded), `planned_clips(spec, split, stats)` (what a dry ru
 SCORE_SCALE, and the optional `metrics(spec)` (names a main score may take) and
 `lower_is_better(metric)`.
 
-The built-in types are modules of plain functions, listed in REGISTRY below (the one list spec
-parsing, derivation, planning, the catalog import and the spec reference read); `get` wraps each in
-the base, so a module defines only what differs from the defaults. A type outside the package is a
-TaskType subclass named in a spec as `type = "package.module:Class"`, as an outside model family is
-named in a model entry."""
+Built-in and outside types are written the same way: a TaskType subclass whose `evaluate` takes
+the split tables (`Data`), the split's name, the embedder (`Embeddings`: what an evaluator may use
+of it), the TaskSpec (maeb.core.taskspec) and the TaskState. The built-in ones are listed in
+REGISTRY below (the one list spec parsing, derivation, planning, the catalog import and the spec
+reference read), each a class in its own module; a type outside the package is named in a spec as
+`type = "package.module:Class"`, as an outside model family is named in a model entry."""
 
 from __future__ import annotations
 
 import importlib
 import random
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ..core.context import RunContext
 from ..core.errors import DataError, SpecError, check_keys
+from ..core.taskspec import TaskSpec, name_types
 from ..core.trust import require_code
 
 
@@ -38,23 +43,28 @@ class Registered:
     module: str
     mteb_type: str  # the type name mteb and result files use (maeb's own for generative types)
     generative: bool = False
+    cls: str = ""  # the TaskType subclass the module defines
 
 
 REGISTRY: dict[str, Registered] = {
-    "classification": Registered("maeb.tasktypes.classification", "AudioClassification"),
-    "multilabel": Registered("maeb.tasktypes.multilabel", "AudioMultilabelClassification"),
-    "zeroshot": Registered("maeb.tasktypes.zeroshot", "AudioZeroshotClassification"),
-    "clustering": Registered("maeb.tasktypes.clustering", "AudioClustering"),
-    "pair_classification": Registered("maeb.tasktypes.pair", "AudioPairClassification"),
-    "retrieval": Registered("maeb.tasktypes.retrieval", "Any2AnyRetrieval"),
-    "reranking": Registered("maeb.tasktypes.reranking", "AudioReranking"),
-    "event_detection": Registered("maeb.tasktypes.event_detection", "AudioEventDetection"),
-    "captioning": Registered("maeb.tasktypes.captioning", "AudioCaptioning", generative=True),
-    "qa": Registered("maeb.tasktypes.qa", "AudioQuestionAnswering", generative=True),
-    "judged_qa": Registered("maeb.tasktypes.judged_qa", "AudioJudgedQuestionAnswering", generative=True),
-    "multiple_choice": Registered("maeb.tasktypes.multiple_choice", "AudioMultipleChoice", generative=True),
-    "mmac": Registered("maeb.tasktypes.mmac", "AudioCaptionJudging", generative=True),
-    "audio_generation": Registered("maeb.tasktypes.audio_generation", "TextToAudioGeneration", generative=True),
+    "classification": Registered("maeb.tasktypes.classification", "AudioClassification", cls="Classification"),
+    "multilabel": Registered("maeb.tasktypes.multilabel", "AudioMultilabelClassification", cls="MultilabelClassification"),
+    "zeroshot": Registered("maeb.tasktypes.zeroshot", "AudioZeroshotClassification", cls="ZeroshotClassification"),
+    "clustering": Registered("maeb.tasktypes.clustering", "AudioClustering", cls="Clustering"),
+    "pair_classification": Registered("maeb.tasktypes.pair", "AudioPairClassification", cls="PairClassification"),
+    "retrieval": Registered("maeb.tasktypes.retrieval", "Any2AnyRetrieval", cls="Retrieval"),
+    "reranking": Registered("maeb.tasktypes.reranking", "AudioReranking", cls="Reranking"),
+    "event_detection": Registered("maeb.tasktypes.event_detection", "AudioEventDetection", cls="EventDetection"),
+    "captioning": Registered("maeb.tasktypes.captioning", "AudioCaptioning", generative=True, cls="Captioning"),
+    "qa": Registered("maeb.tasktypes.qa", "AudioQuestionAnswering", generative=True, cls="QuestionAnswering"),
+    "judged_qa": Registered(
+        "maeb.tasktypes.judged_qa", "AudioJudgedQuestionAnswering", generative=True, cls="JudgedQuestionAnswering"
+    ),
+    "multiple_choice": Registered("maeb.tasktypes.multiple_choice", "AudioMultipleChoice", generative=True, cls="MultipleChoice"),
+    "mmac": Registered("maeb.tasktypes.mmac", "AudioCaptionJudging", generative=True, cls="CaptionJudging"),
+    "audio_generation": Registered(
+        "maeb.tasktypes.audio_generation", "TextToAudioGeneration", generative=True, cls="AudioGeneration"
+    ),
 }
 MODULES = {name: entry.module for name, entry in REGISTRY.items()}  # name -> module path
 INTERFACE = ("NAME", "MAIN_SCORE", "PARAMS", "splits", "needs", "evaluate")  # what every type has (defaults: TaskType)
@@ -86,6 +96,8 @@ def mteb_type_of(kind: str) -> str:
     return kind
 
 
+name_types(mteb_type_of)  # TaskSpec.mteb_type (maeb.core.taskspec, a floor below) asks this registry
+
 _LOADED: dict[str, TaskType] = {}
 
 
@@ -95,7 +107,8 @@ def get(kind: str) -> TaskType:
     if kind in _LOADED:
         return _LOADED[kind]
     if kind in REGISTRY:
-        found: TaskType = ModuleType(importlib.import_module(REGISTRY[kind].module))
+        entry = REGISTRY[kind]
+        found: TaskType = getattr(importlib.import_module(entry.module), entry.cls)()
     elif is_outside(kind):
         found = _outside(kind)
     else:
@@ -106,7 +119,7 @@ def get(kind: str) -> TaskType:
     if missing:
         raise SpecError(f"task type {kind!r} ({found.where}) lacks {', '.join(missing)}")
     if kind in REGISTRY and found.NAME != kind:
-        raise SpecError(f"task type {kind!r}: its module declares NAME = {found.NAME!r}")
+        raise SpecError(f"task type {kind!r}: its class declares NAME = {found.NAME!r}")
     _LOADED[kind] = found
     return found
 
@@ -152,6 +165,89 @@ SERVICES = {
     "controls": "the run's controls the evaluators compute (--controls; maeb.tasktypes.control)",
     "perturb_frames": "optional: a stability replay's noise on time-resolved frames",
 }
+
+
+# SERVICES as types (perturb_frames, optional, is read with getattr): an evaluator that uses anything
+# else of `emb`, or misspells a member, fails mypy. maeb.engine.embed.Embedder and the stability
+# replay's view (maeb.run.stability) both satisfy it.
+class Embeddings(Protocol):
+    """What an evaluator may use of the `emb` it is given (SERVICES, typed)."""
+
+    def audio(self, refs: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors (n, d) float32 of the clips and the usable mask."""
+        ...
+
+    def text(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of the texts (the model's text side)."""
+        ...
+
+    def generate(self, refs: Sequence[Any], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:
+        """One text per (clip, prompt) and the usable mask."""
+        ...
+
+    @property
+    def judge(self) -> Any:
+        """The run's LLM judge, None without --judge-url."""
+        ...
+
+    @property
+    def similarity(self) -> Any:
+        """The model's similarity name for scores (cosine, dot, ...)."""
+        ...
+
+    @property
+    def protocol(self) -> Any:
+        """The run's reference protocol (its probe: maeb.tasktypes.probe)."""
+        ...
+
+    @property
+    def record(self) -> Any:
+        """The task's record (maeb.engine.taskrecord.TaskRecord): record.outcome(metric, refs, values)."""
+        ...
+
+    def on_split(self, split: str) -> AbstractContextManager[Any]:
+        """A context in which clips embedded are counted under split `split`."""
+        ...
+
+    def progress(self, items: Iterable[Any], what: str) -> Any:
+        """The items, with a progress bar."""
+        ...
+
+    def progress_iter(self, iterator: Iterator[Any], total: int, what: str) -> Any:
+        """An iterator, with a progress bar."""
+        ...
+
+    def log(self, message: str) -> None:
+        """A line in the run's log."""
+        ...
+
+    def warn(self, message: str) -> None:
+        """A notice logged once and kept in the result."""
+        ...
+
+    @property
+    def context(self) -> str:
+        """The task, subset and split being evaluated (for messages)."""
+        ...
+
+    @property
+    def ctx(self) -> RunContext:
+        """The run's context: cache_dir, device."""
+        ...
+
+    @property
+    def controls(self) -> tuple[str, ...]:
+        """The run's controls the evaluators compute (--controls; maeb.tasktypes.control)."""
+        ...
+
+
+Data = Mapping[str, Any]  # split name -> its table (maeb.data.sources.Table or a derived shape)
+
+if TYPE_CHECKING:
+    from ..engine.embed import Embedder
+
+    def _the_engine_fits(emb: Embedder) -> Embeddings:  # mypy holds the run's embedder to the protocol
+        return emb
 
 
 @dataclass
@@ -281,23 +377,23 @@ class TaskType:
         """A spec's [protocol] merged over PARAMS, each value checked."""
         return make_params(self.PARAMS, raw, where)
 
-    def splits(self, spec) -> list[str]:
+    def splits(self, spec: TaskSpec) -> list[str]:
         """The splits to load: the eval splits (a type that trains on another split adds it)."""
         return list(spec.data.eval_splits)
 
-    def needs(self, spec) -> set[str]:
+    def needs(self, spec: TaskSpec) -> set[str]:
         """The sides of the model the type calls (audio, text, generate, synthesize, frames, judge)."""
         return {"audio"}
 
-    def planned_clips(self, spec, split: str, stats: dict) -> tuple[int, float]:
+    def planned_clips(self, spec: TaskSpec, split: str, stats: dict) -> tuple[int, float]:
         """(clips, hours) a run embeds of a split, from its catalog statistics (a dry run's count)."""
         return stats.get("clips", 0), stats.get("hours", 0.0)
 
-    def clip_columns(self, spec) -> list[str]:
+    def clip_columns(self, spec: TaskSpec) -> list[str]:
         """The columns of a plain table that hold clips (what a dry run counts)."""
         return list(spec.data.audio_columns)
 
-    def check_columns(self, spec, table) -> None:
+    def check_columns(self, spec: TaskSpec, table: Any) -> None:
         """The columns the type reads must be in a plain table: a wrong column fails before
         anything is embedded."""
         if not hasattr(table, "columns"):
@@ -306,54 +402,10 @@ class TaskType:
         if self.LABELLED:
             table.require([spec.data.label_column], "data.label_column")
 
-    def check_labels(self, spec, values: list, where: str) -> None:
+    def check_labels(self, spec: TaskSpec, values: list, where: str) -> None:
         """The type's own checks of a table's label values (blank cells are checked before),
         run when the data is loaded, before any clip is embedded; default none."""
 
-    def evaluate(self, data, split: str, emb, spec, state) -> Evaluation:
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
         """The metrics of one subset's split (data: split name -> table), state.subset naming it."""
         raise NotImplementedError(f"{self.where} defines no evaluate()")
-
-
-# what a type's module may define in place of the base's default
-MEMBERS = (
-    "NAME",
-    "MAIN_SCORE",
-    "PARAMS",
-    "SCORE_SCALE",
-    "ALIASES",
-    "LABELLED",
-    "BLANK_LABELS",
-    "params",
-    "splits",
-    "needs",
-    "planned_clips",
-    "clip_columns",
-    "check_columns",
-    "check_labels",
-    "evaluate",
-    "metrics",
-    "lower_is_better",
-)
-
-
-class ModuleType(TaskType):
-    """A task type written as a module of plain functions and constants (the built-in ones): what
-    the module defines of MEMBERS replaces the base's default; its other names (helpers, constants)
-    are read through to the module."""
-
-    def __init__(self, module):
-        self.module = module
-        self.__doc__ = module.__doc__
-        for name in MEMBERS:
-            if hasattr(module, name):
-                setattr(self, name, getattr(module, name))
-
-    @property
-    def where(self) -> str:
-        return self.module.__name__
-
-    def __getattr__(self, name: str):
-        if name == "module":
-            raise AttributeError(name)
-        return getattr(self.module, name)

@@ -12,8 +12,9 @@ scores it, and is listed in empty_groups (empty_groups == [] is a complete score
 from __future__ import annotations
 
 from ..core.errors import DataError
+from ..core.taskspec import TaskSpec
 from ..metrics.textmetrics import DATE_DELTA
-from . import Evaluation, Param
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import (
     MECAT_MIXED,
     MECAT_SCORING,
@@ -27,8 +28,6 @@ from .generative import (
     text_metrics,
 )
 
-NAME = "captioning"
-MAIN_SCORE = "date_score_caption"
 PROMPTS = {  # MECAT's per-subtask instructions
     "long": "Listen to this audio and describe it in 1-2 sentences:",
     "short": "Listen to the audio and provide a caption for this audio within 15 words:",
@@ -48,16 +47,6 @@ GROUPS = {  # MECAT's evaluation groups: subtask and subsets
     "mixed_sound": ("sound", MECAT_MIXED),
     "environment": ("environment", MECAT_SUBSETS),
 }
-PARAMS = {
-    "prompts": Param(PROMPTS, "prompt per subtask (long, short, speech, music, sound, environment); MECAT's by default"),
-    "single_prompt": Param(None, "one prompt for every subtask instead of prompts (models that follow no instructions)"),
-    **MECAT_SCORING,
-}
-
-
-def needs(spec) -> set[str]:
-    """The side of the model the type uses: text generation."""
-    return {"generate"}
 
 
 def score_caption(groups: dict[str, float]) -> float:
@@ -74,56 +63,73 @@ def score_caption(groups: dict[str, float]) -> float:
     )
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: caption each clip once per subtask and score the captions against MECAT's references (BLEU, FENSE,
-    DATE per group, and the weighted overall score)."""
-    p = spec.protocol
-    table = data[split]
-    audio, key_col = spec.data.audio_column, p["key_column"]
-    table.require([audio, key_col])
-    refs = read_mecat_references(str(mecat_reference_dir(p["references"], "caption")))
-    rows = [i for i, k in enumerate(table[key_col]) if str(k) in refs]
-    if not rows:
-        raise DataError(f"{spec.name}: none of the {len(table)} clips has a MECAT reference (keys like {table[key_col][0]!r})")
-    keys = [str(table[key_col][i]) for i in rows]
-    clips = [table[audio][i] for i in rows]
-    settings = generation_settings(p)
-    subtasks = list(PROMPTS)
-    prompt_of = {sub: p["single_prompt"] or p["prompts"][sub] for sub in subtasks}
-    asked = list(dict.fromkeys(prompt_of.values()))  # one call, so each clip is decoded once
-    texts, ok = emb.generate([c for _ in asked for c in clips], [q for q in asked for _ in clips], settings)
-    n = len(clips)
-    by_prompt = {
-        q: {k: t for k, t, good in zip(keys, texts[j * n : (j + 1) * n], ok[j * n : (j + 1) * n]) if good}
-        for j, q in enumerate(asked)
+class Captioning(TaskType):
+    """The captioning task type (the module's docstring says what it scores and how)."""
+
+    NAME = "captioning"
+    MAIN_SCORE = "date_score_caption"
+    PARAMS = {
+        "prompts": Param(PROMPTS, "prompt per subtask (long, short, speech, music, sound, environment); MECAT's by default"),
+        "single_prompt": Param(None, "one prompt for every subtask instead of prompts (models that follow no instructions)"),
+        **MECAT_SCORING,
     }
-    predictions = {sub: by_prompt[prompt_of[sub]] for sub in subtasks}
-    wanted = {"fense", "date"} & set(p["metrics"])
-    scorer = sentence_metrics(p["sentence_model"], p["error_checker"], cache_dir=cache_dir_of(emb)) if wanted else None
-    out: dict = {"n_clips": len(keys), "clips_without_reference": len(table) - len(rows)}
-    per_metric: dict[str, dict[str, float]] = {}
-    empty: list[str] = []
-    for group, (sub, subsets) in emb.progress(list(GROUPS.items()), "MECAT groups"):
-        members = [k for k in keys if refs[k]["_subset"] in subsets and k in predictions[sub]]
-        values = text_metrics(
-            [predictions[sub][k] for k in members],
-            [list(refs[k][sub]) if isinstance(refs[k][sub], list) else [refs[k][sub]] for k in members],
-            members,
-            p["metrics"],
-            scorer,
-            DATE_DELTA[sub],
-        )
-        out[f"n_{group}"] = len(members)
-        if not members:
-            empty.append(group)
-        for metric, value in values.items():
-            out[f"{metric.lower()}_{group}"] = value
-            per_metric.setdefault(metric.lower(), {})[group] = value
-    for metric, groups in per_metric.items():
-        out[f"{metric}_score_caption"] = score_caption(groups)
-    # a group without clips (a subsample, or a subtask whose generations all failed) scores 0, as in
-    # mecat; listed here so that a score_caption holding such a 0 is never read as a complete one
-    out["empty_groups"] = empty
-    out["generation"] = settings
-    out["prompts"] = prompt_of
-    return Evaluation(out, files={f"{sub}_caption.csv": csv_file(sorted(predictions[sub].items())) for sub in subtasks})
+
+    def needs(self, spec: TaskSpec) -> set[str]:
+        """The side of the model the type uses: text generation."""
+        return {"generate"}
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: caption each clip once per subtask and score the captions against MECAT's references (BLEU, FENSE,
+        DATE per group, and the weighted overall score)."""
+        p = spec.protocol
+        table = data[split]
+        audio, key_col = spec.data.audio_column, p["key_column"]
+        table.require([audio, key_col])
+        refs = read_mecat_references(str(mecat_reference_dir(p["references"], "caption")))
+        rows = [i for i, k in enumerate(table[key_col]) if str(k) in refs]
+        if not rows:
+            raise DataError(
+                f"{spec.name}: none of the {len(table)} clips has a MECAT reference (keys like {table[key_col][0]!r})"
+            )
+        keys = [str(table[key_col][i]) for i in rows]
+        clips = [table[audio][i] for i in rows]
+        settings = generation_settings(p)
+        subtasks = list(PROMPTS)
+        prompt_of = {sub: p["single_prompt"] or p["prompts"][sub] for sub in subtasks}
+        asked = list(dict.fromkeys(prompt_of.values()))  # one call, so each clip is decoded once
+        texts, ok = emb.generate([c for _ in asked for c in clips], [q for q in asked for _ in clips], settings)
+        n = len(clips)
+        by_prompt = {
+            q: {k: t for k, t, good in zip(keys, texts[j * n : (j + 1) * n], ok[j * n : (j + 1) * n]) if good}
+            for j, q in enumerate(asked)
+        }
+        predictions = {sub: by_prompt[prompt_of[sub]] for sub in subtasks}
+        wanted = {"fense", "date"} & set(p["metrics"])
+        scorer = sentence_metrics(p["sentence_model"], p["error_checker"], cache_dir=cache_dir_of(emb)) if wanted else None
+        out: dict = {"n_clips": len(keys), "clips_without_reference": len(table) - len(rows)}
+        per_metric: dict[str, dict[str, float]] = {}
+        empty: list[str] = []
+        for group, (sub, subsets) in emb.progress(list(GROUPS.items()), "MECAT groups"):
+            members = [k for k in keys if refs[k]["_subset"] in subsets and k in predictions[sub]]
+            values = text_metrics(
+                [predictions[sub][k] for k in members],
+                [list(refs[k][sub]) if isinstance(refs[k][sub], list) else [refs[k][sub]] for k in members],
+                members,
+                p["metrics"],
+                scorer,
+                DATE_DELTA[sub],
+            )
+            out[f"n_{group}"] = len(members)
+            if not members:
+                empty.append(group)
+            for metric, value in values.items():
+                out[f"{metric.lower()}_{group}"] = value
+                per_metric.setdefault(metric.lower(), {})[group] = value
+        for metric, groups in per_metric.items():
+            out[f"{metric}_score_caption"] = score_caption(groups)
+        # a group without clips (a subsample, or a subtask whose generations all failed) scores 0, as in
+        # mecat; listed here so that a score_caption holding such a 0 is never read as a complete one
+        out["empty_groups"] = empty
+        out["generation"] = settings
+        out["prompts"] = prompt_of
+        return Evaluation(out, files={f"{sub}_caption.csv": csv_file(sorted(predictions[sub].items())) for sub in subtasks})

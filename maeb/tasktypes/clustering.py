@@ -16,55 +16,19 @@ import warnings
 
 import numpy as np
 from sklearn.cluster import MiniBatchKMeans
-from sklearn.metrics.cluster import adjusted_mutual_info_score, v_measure_score
 
 from ..core.errors import DataError, SpecError
+from ..core.taskspec import TaskSpec
 from ..metrics import ties
-from . import Evaluation, Param, keep_valid, make_params
+from ..metrics.registry import get_metric
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
 
-NAME = "clustering"
-LABELLED = True
-MAIN_SCORE = "v_measure"
-PARAMS = {
-    "n_bootstrap": Param(10, "k-means fits averaged, each on its own bootstrap draw of the clips", min=1),
-    "max_documents_per_cluster": Param(16384, "indices drawn with replacement for each fit", min=1),
-    "kmeans_batch_size": Param(512, "MiniBatchKMeans batch size", min=1),
-    "max_fraction_of_documents_to_embed": Param(
-        None, "embed only this share of the clips (MAEB: all)", kind=(int, float), min=1e-9, max=1
-    ),
-    "max_documents_to_embed": Param(None, "embed at most this many clips (MAEB: all)", kind=int, min=1),
-    "max_depth": Param(None, "hierarchical labels: score this many levels", kind=int, min=1),
-    "seed": Param(42, "seed of the draws and of k-means", min=0, max=2**32 - 1),
-}
-
-
-ALIASES = {"n_clusters": "n_bootstrap"}  # old name (mteb's) -> name; specs may use either
 RECORDED = {"n_bootstrap": "n_clusters"}  # the name spec.protocol and result files keep
-
-
-def params(raw: dict, where: str) -> dict:
-    """A spec's [protocol] merged over PARAMS, with the old names accepted (giving a parameter
-    under both names is an error naming both). The merged protocol keeps mteb's key n_clusters,
-    which result identities and files record."""
-    raw = dict(raw)
-    for old, new in ALIASES.items():
-        if old in raw and new in raw:
-            raise SpecError(f"{where}: {new} and {old} are the same parameter ({old} is its old name); give only {new}")
-        if old in raw:
-            value = raw.pop(old)
-            raw[new] = PARAMS[new].check(old, value, where)  # errors name the field as written
-    merged = make_params(PARAMS, raw, where)
-    return {RECORDED.get(k, k): v for k, v in merged.items()}
-
-
-def metrics(spec) -> tuple[str, ...]:
-    """The metric names a clustering result holds."""
-    return ("v_measure", "v_measure_std", "ami", "ami_std")
 
 
 def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
     """V-measure and AMI per label level, as mean and standard deviation over the bootstrap fits (see the module docstring)."""
-    metrics = {"v_measure": v_measure_score, "ami": adjusted_mutual_info_score}
+    metrics = {name: get_metric(name) for name in ("v_measure", "ami")}
     depth = max(map(len, labels))
     if p["max_depth"] is not None:
         depth = min(depth, p["max_depth"])
@@ -99,25 +63,62 @@ def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
     return out
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: embed every clip, then fit and score the bootstrap clusterings."""
-    p = spec.protocol
-    table = data[split]
-    audio, label = spec.data.audio_column, spec.data.label_column
-    table.require([audio, label])
-    rows = list(range(len(table)))
-    limit = None
-    if p["max_fraction_of_documents_to_embed"] is not None:
-        limit = int(p["max_fraction_of_documents_to_embed"] * len(table))
-    elif p["max_documents_to_embed"] is not None:
-        limit = p["max_documents_to_embed"]
-    if limit is not None:
-        rows = state.rng.sample(range(len(table)), k=min(len(table), limit))
-    x, ok = emb.audio([table[audio][i] for i in rows])
-    labels = [v if isinstance(v, list) else [v] for v in (table[label][i] for i in rows)]
-    refs = [r for r, k in zip((table[audio][i] for i in rows), ok) if k]
-    x, labels = keep_valid(ok, x, labels)
-    # k-means has no order of tied items: the record counts clips sharing a vector, and no range
-    expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
-    record = ties.record(ties.distinct_clips(refs, x), len(x), None, relative, expected=expected)
-    return Evaluation(bootstrap_scores(x, labels, p, state.rng), {"ties": record})
+class Clustering(TaskType):
+    """The clustering task type (the module's docstring says what it scores and how)."""
+
+    NAME = "clustering"
+    LABELLED = True
+    MAIN_SCORE = "v_measure"
+    PARAMS = {
+        "n_bootstrap": Param(10, "k-means fits averaged, each on its own bootstrap draw of the clips", min=1),
+        "max_documents_per_cluster": Param(16384, "indices drawn with replacement for each fit", min=1),
+        "kmeans_batch_size": Param(512, "MiniBatchKMeans batch size", min=1),
+        "max_fraction_of_documents_to_embed": Param(
+            None, "embed only this share of the clips (MAEB: all)", kind=(int, float), min=1e-9, max=1
+        ),
+        "max_documents_to_embed": Param(None, "embed at most this many clips (MAEB: all)", kind=int, min=1),
+        "max_depth": Param(None, "hierarchical labels: score this many levels", kind=int, min=1),
+        "seed": Param(42, "seed of the draws and of k-means", min=0, max=2**32 - 1),
+    }
+    ALIASES = {"n_clusters": "n_bootstrap"}  # old name (mteb's) -> name; specs may use either
+
+    def params(self, raw: dict, where: str) -> dict:
+        """A spec's [protocol] merged over self.PARAMS, with the old names accepted (giving a parameter
+        under both names is an error naming both). The merged protocol keeps mteb's key n_clusters,
+        which result identities and files record."""
+        raw = dict(raw)
+        for old, new in self.ALIASES.items():
+            if old in raw and new in raw:
+                raise SpecError(f"{where}: {new} and {old} are the same parameter ({old} is its old name); give only {new}")
+            if old in raw:
+                value = raw.pop(old)
+                raw[new] = self.PARAMS[new].check(old, value, where)  # errors name the field as written
+        merged = make_params(self.PARAMS, raw, where)
+        return {RECORDED.get(k, k): v for k, v in merged.items()}
+
+    def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
+        """The metric names a clustering result holds."""
+        return ("v_measure", "v_measure_std", "ami", "ami_std")
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: embed every clip, then fit and score the bootstrap clusterings."""
+        p = spec.protocol
+        table = data[split]
+        audio, label = spec.data.audio_column, spec.data.label_column
+        table.require([audio, label])
+        rows = list(range(len(table)))
+        limit = None
+        if p["max_fraction_of_documents_to_embed"] is not None:
+            limit = int(p["max_fraction_of_documents_to_embed"] * len(table))
+        elif p["max_documents_to_embed"] is not None:
+            limit = p["max_documents_to_embed"]
+        if limit is not None:
+            rows = state.rng.sample(range(len(table)), k=min(len(table), limit))
+        x, ok = emb.audio([table[audio][i] for i in rows])
+        labels = [v if isinstance(v, list) else [v] for v in (table[label][i] for i in rows)]
+        refs = [r for r, k in zip((table[audio][i] for i in rows), ok) if k]
+        x, labels = keep_valid(ok, x, labels)
+        # k-means has no order of tied items: the record counts clips sharing a vector, and no range
+        expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
+        record = ties.record(ties.distinct_clips(refs, x), len(x), None, relative, expected=expected)
+        return Evaluation(bootstrap_scores(x, labels, p, state.rng), {"ties": record})

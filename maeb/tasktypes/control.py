@@ -8,7 +8,7 @@ scores when the embeddings can say nothing about the labels. It sits near chance
 evaluator; well above chance it points at the evaluator or the split (a fold or draw that lets
 test labels reach training, a tiny split where a few lucky guesses move the score), not at the
 model. It does not detect duplicate clips across splits: a memorising probe trained on permuted
-labels recalls the wrong labels (maeb.run.runner.shared_clips reports those)."""
+labels recalls the wrong labels (maeb.run.task.shared_clips reports those)."""
 
 from __future__ import annotations
 

@@ -50,28 +50,17 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..core.errors import DataError
-from . import Evaluation, Param
+from ..core.taskspec import TaskSpec
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 
-NAME = "event_detection"
-MAIN_SCORE = "event_onset_200ms_fms"
-PARAMS = {
-    "threshold": Param(0.5, "frame probability at or above which a class is active", min=0.0, max=1.0),
-    "median_filter_seconds": Param(0.25, "width of the median filter over frame activity (0: none)", min=0.0),
-    "onset_collar": Param(0.2, "seconds an onset may be off and still match (names the event metrics)", min=0.0),
-    "offset_fraction": Param(
-        0.2, "offset collar as a share of the reference event's duration (at least the onset collar)", min=0.0
-    ),
-    "segment_seconds": Param(1.0, "segment length of the segment-based scores (names them)", min=0.01),
-    "max_train_frames": Param(200000, "training frames at most (a seeded draw when the train split has more)", min=1),
-    "max_iter": Param(200, "LogisticRegression iterations", min=1),
-    "C": Param(1.0, "LogisticRegression inverse regularisation", min=1e-6),
-    "seed": Param(42, "seed of the frame draw and the classifiers", min=0, max=2**32 - 1),
-}
+if TYPE_CHECKING:
+    from ..engine.embed import Embedder
 
 
 def _ms(seconds: float) -> str:
@@ -90,23 +79,6 @@ def metric_names(p: dict) -> dict[str, str]:
         "onset_offset": f"event_onset_offset_{onset}",
         "segment": f"segment_{seg}",
     }
-
-
-def metrics(spec) -> tuple[str, ...]:
-    """The metric names an event detection result holds for this spec's collar and segment length."""
-    names = metric_names(spec.protocol)
-    event = [f"{names[k]}_{m}" for k in ("onset", "onset_offset") for m in ("fms", "precision", "recall")]
-    return (*event, *(f"{names['segment']}_{m}" for m in ("f1", "precision", "recall", "er")))
-
-
-def splits(spec) -> list[str]:
-    """The splits to load: the eval splits and the train split the probe is fit on."""
-    return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
-
-
-def needs(spec) -> set[str]:
-    """The sides of the model the type uses: audio and time-resolved frames."""
-    return {"audio", "frames"}  # frames: time-resolved embeddings (embed_frames)
 
 
 # ---------------------------------------------------------------- events
@@ -347,77 +319,113 @@ def _label_notes(classes: list[str], test_events: list, split: str, train_split:
     return dict(sorted(unseen.items())), line
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: fit the frame probe on the train split's frames and events, decode the test clips' frames into events,
-    and score them as sed_eval does."""
-    from ..engine.frames import fingerprint, require_frames
+class EventDetection(TaskType):
+    """The event detection task type (the module's docstring says what it scores and how)."""
 
-    p = spec.protocol
-    require_frames(emb, spec.name)  # before anything is decoded
-    train, test = data[spec.data.train_split], data[split]
-    train_events, test_events = _events_column(train, spec), _events_column(test, spec)
-    audio = spec.data.audio_column
-    late = {
-        name: check_event_times(table[audio], events, f"{spec.name}: {name} split")
-        for name, table, events in ((spec.data.train_split, train, train_events), (split, test, test_events))
-        if audio in table
+    NAME = "event_detection"
+    MAIN_SCORE = "event_onset_200ms_fms"
+    PARAMS = {
+        "threshold": Param(0.5, "frame probability at or above which a class is active", min=0.0, max=1.0),
+        "median_filter_seconds": Param(0.25, "width of the median filter over frame activity (0: none)", min=0.0),
+        "onset_collar": Param(0.2, "seconds an onset may be off and still match (names the event metrics)", min=0.0),
+        "offset_fraction": Param(
+            0.2, "offset collar as a share of the reference event's duration (at least the onset collar)", min=0.0
+        ),
+        "segment_seconds": Param(1.0, "segment length of the segment-based scores (names them)", min=0.01),
+        "max_train_frames": Param(200000, "training frames at most (a seeded draw when the train split has more)", min=1),
+        "max_iter": Param(200, "LogisticRegression iterations", min=1),
+        "C": Param(1.0, "LogisticRegression inverse regularisation", min=1e-6),
+        "seed": Param(42, "seed of the frame draw and the classifiers", min=0, max=2**32 - 1),
     }
-    classes = sorted({e[0] for events in train_events for e in events})
-    if not classes:
-        raise DataError(f"{spec.name}: the {spec.data.train_split} split has no events to train a frame probe on")
-    unseen, line = _label_notes(classes, test_events, split, spec.data.train_split)
-    if line:
-        emb.log(f"warning: {spec.name}: {line}; the result records them")
-    if any(late.values()):
-        where = ", ".join(f"{n} in {name}" for name, n in late.items() if n)
-        emb.log(f"warning: {spec.name}: events end after their clip ends ({where}); they are scored as annotated")
-    with emb.on_split(spec.data.train_split):
-        train_frames = _frames(emb, spec, train)
-    rows = [(f, frame_targets(f[1], ev, classes)) for f, ev in zip(train_frames, train_events) if f is not None]
-    if not rows or not sum(len(f[0]) for f, _ in rows):
-        raise DataError(f"{spec.name}: the {spec.data.train_split} split gave no frames to train on")
-    x = np.concatenate([f[0] for f, _ in rows])
-    y = np.concatenate([t for _, t in rows])
-    if len(x) > p["max_train_frames"]:
-        keep = np.sort(np.random.default_rng(p["seed"]).choice(len(x), p["max_train_frames"], replace=False))
-        x, y = x[keep], y[keep]
-    probe = _fit(x, y, p)
 
-    test_frames = _frames(emb, spec, test)
-    names = test[spec.data.audio_column]
-    references, predictions, shown = [], [], []
-    unframed = 0
-    for ref, frames, events in zip(names, test_frames, test_events):
-        if frames is None:  # skipped as unusable (--on-bad-audio skip): not scored
-            continue
-        if len(frames[1]):
-            covered = float(frames[1][-1]) + (_hop([frames]) or 0.0) / 2
-            unframed += sum(onset >= covered for _, onset, _ in events)
-        predicted = decode(_predict(probe, frames[0]), frames[1], classes, p["threshold"], p["median_filter_seconds"])
-        references.append(events)
-        predictions.append(predicted)
-        shown.append({"clip": ref.name, "events": [[label, round(on, 3), round(off, 3)] for label, on, off in predicted]})
-    if not references:
-        raise DataError(f"{spec.name}: every clip of {split} was skipped; nothing is left to score")
-    if unframed:
-        emb.log(
-            f"warning: {spec.name}: {unframed} {split} events start after their clip's last frame (the length policy "
-            "keeps only the head of longer clips); they count as misses"
-        )
-    values = score(references, predictions, p)
-    info = {
-        "scorer": "sed_eval 0.2.1 rules (HEAR's): no collar tolerance, exact labels, error rate over N + 2.2e-16",
-        "classes": classes,
-        "classes_scored": sorted(set(classes) | set(unseen)),
-        **({"eval_only_classes": unseen} if unseen else {}),
-        **({"events_ending_after_clip": {k: v for k, v in late.items() if v}} if any(late.values()) else {}),
-        **({"eval_events_after_last_frame": unframed} if unframed else {}),
-        "train_frames": int(len(x)),
-        "train_frames_active": {c: int(y[:, j].sum()) for j, c in enumerate(classes)},
-        "eval_clips": len(references),
-        "frame_hop_seconds": _hop(test_frames),
-        "frame_fingerprints": {"train": fingerprint(train_frames), split: fingerprint(test_frames)},
-    }
-    lines = "".join(json.dumps(row) + "\n" for row in shown)
-    files = {"predicted_events.jsonl": lines}  # not .json: result folders are read for .json results
-    return Evaluation(metrics=values, info=info, files=files)
+    def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
+        """The metric names an event detection result holds for this spec's collar and segment length."""
+        names = metric_names(spec.protocol)
+        event = [f"{names[k]}_{m}" for k in ("onset", "onset_offset") for m in ("fms", "precision", "recall")]
+        return (*event, *(f"{names['segment']}_{m}" for m in ("f1", "precision", "recall", "er")))
+
+    def splits(self, spec: TaskSpec) -> list[str]:
+        """The splits to load: the eval splits and the train split the probe is fit on."""
+        return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
+
+    def needs(self, spec: TaskSpec) -> set[str]:
+        """The sides of the model the type uses: audio and time-resolved frames."""
+        return {"audio", "frames"}  # frames: time-resolved embeddings (embed_frames)
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: fit the frame probe on the train split's frames and events, decode the test clips' frames into events,
+        and score them as sed_eval does."""
+        from ..engine.frames import fingerprint, require_frames
+
+        p = spec.protocol
+        engine = cast(
+            "Embedder", emb
+        )  # the engine's own functions run the embedder's loop: they take it whole, beyond Embeddings
+        require_frames(engine, spec.name)  # before anything is decoded
+        train, test = data[spec.data.train_split], data[split]
+        train_events, test_events = _events_column(train, spec), _events_column(test, spec)
+        audio = spec.data.audio_column
+        late = {
+            name: check_event_times(table[audio], events, f"{spec.name}: {name} split")
+            for name, table, events in ((spec.data.train_split, train, train_events), (split, test, test_events))
+            if audio in table
+        }
+        classes = sorted({e[0] for events in train_events for e in events})
+        if not classes:
+            raise DataError(f"{spec.name}: the {spec.data.train_split} split has no events to train a frame probe on")
+        unseen, line = _label_notes(classes, test_events, split, spec.data.train_split)
+        if line:
+            emb.log(f"warning: {spec.name}: {line}; the result records them")
+        if any(late.values()):
+            where = ", ".join(f"{n} in {name}" for name, n in late.items() if n)
+            emb.log(f"warning: {spec.name}: events end after their clip ends ({where}); they are scored as annotated")
+        with emb.on_split(spec.data.train_split):
+            train_frames = _frames(emb, spec, train)
+        rows = [(f, frame_targets(f[1], ev, classes)) for f, ev in zip(train_frames, train_events) if f is not None]
+        if not rows or not sum(len(f[0]) for f, _ in rows):
+            raise DataError(f"{spec.name}: the {spec.data.train_split} split gave no frames to train on")
+        x = np.concatenate([f[0] for f, _ in rows])
+        y = np.concatenate([t for _, t in rows])
+        if len(x) > p["max_train_frames"]:
+            keep = np.sort(np.random.default_rng(p["seed"]).choice(len(x), p["max_train_frames"], replace=False))
+            x, y = x[keep], y[keep]
+        probe = _fit(x, y, p)
+
+        test_frames = _frames(emb, spec, test)
+        names = test[spec.data.audio_column]
+        references, predictions, shown = [], [], []
+        unframed = 0
+        for ref, frames, events in zip(names, test_frames, test_events):
+            if frames is None:  # skipped as unusable (--on-bad-audio skip): not scored
+                continue
+            if len(frames[1]):
+                covered = float(frames[1][-1]) + (_hop([frames]) or 0.0) / 2
+                unframed += sum(onset >= covered for _, onset, _ in events)
+            predicted = decode(_predict(probe, frames[0]), frames[1], classes, p["threshold"], p["median_filter_seconds"])
+            references.append(events)
+            predictions.append(predicted)
+            shown.append({"clip": ref.name, "events": [[label, round(on, 3), round(off, 3)] for label, on, off in predicted]})
+        if not references:
+            raise DataError(f"{spec.name}: every clip of {split} was skipped; nothing is left to score")
+        if unframed:
+            emb.log(
+                f"warning: {spec.name}: {unframed} {split} events start after their clip's last frame (the length policy "
+                "keeps only the head of longer clips); they count as misses"
+            )
+        values = score(references, predictions, p)
+        info = {
+            "scorer": "sed_eval 0.2.1 rules (HEAR's): no collar tolerance, exact labels, error rate over N + 2.2e-16",
+            "classes": classes,
+            "classes_scored": sorted(set(classes) | set(unseen)),
+            **({"eval_only_classes": unseen} if unseen else {}),
+            **({"events_ending_after_clip": {k: v for k, v in late.items() if v}} if any(late.values()) else {}),
+            **({"eval_events_after_last_frame": unframed} if unframed else {}),
+            "train_frames": int(len(x)),
+            "train_frames_active": {c: int(y[:, j].sum()) for j, c in enumerate(classes)},
+            "eval_clips": len(references),
+            "frame_hop_seconds": _hop(test_frames),
+            "frame_fingerprints": {"train": fingerprint(train_frames), split: fingerprint(test_frames)},
+        }
+        lines = "".join(json.dumps(row) + "\n" for row in shown)
+        files = {"predicted_events.jsonl": lines}  # not .json: result folders are read for .json results
+        return Evaluation(metrics=values, info=info, files=files)

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import csv
 import gzip
-import hashlib
 import io
 import json
-import os
-import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from ..core.download import download_verified, sha256_file
 from ..core.errors import DataError, SpecError
 from . import Param
 
@@ -125,37 +122,6 @@ FENSE_CHECKERS = {
 }
 
 
-def sha256_file(path: Path) -> str:
-    """The sha256 hex digest of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def download_verified(url: str, path: Path, sha256: str, what: str) -> Path:
-    """url to path through a temporary file beside it, renamed into place only once its sha256 is
-    the pinned one: an interrupted or corrupted download never sits at the final path."""
-    import urllib.request
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as response:
-            shutil.copyfileobj(response, out, 1 << 20)
-        got = sha256_file(Path(tmp))
-        if got != sha256:
-            raise DataError(f"{what}: the download from {url} has sha256 {got}, expected {sha256}; not used (try again)")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise DataError(f"cannot download {what} from {url} ({exc}); offline, set error_checker = 'none'") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
 def fense_checkpoint(name: str, cache_dir: Path | None = None) -> Path:
     """The checkpoint file of a FENSE error checker: a .ckpt path as given, or a released checker
     in the maeb cache, downloaded once and verified against its pinned sha256 at every load (a
@@ -172,7 +138,7 @@ def fense_checkpoint(name: str, cache_dir: Path | None = None) -> Path:
     if path.exists() and sha256_file(path) != sha256:
         path.unlink()  # a partial or corrupted file from an earlier download: never load it
     if not path.exists():
-        download_verified(url, path, sha256, f"the FENSE error checker {name}")
+        download_verified(url, path, sha256, f"the FENSE error checker {name}", "offline, set error_checker = 'none'")
     return path
 
 
@@ -256,7 +222,7 @@ def text_metrics(
 ) -> dict[str, float]:
     """The requested text metrics (BLEU, FENSE, DATE) of candidate texts against their references; 0 for each when there are no
     candidates."""
-    from ..metrics.textmetrics import corpus_bleu
+    from ..metrics.registry import get_metric
 
     out: dict[str, float] = {}
     if not cands:
@@ -264,7 +230,7 @@ def text_metrics(
         # score_caption and score_qa stay what mecat's CLI gives); callers list the group as empty
         return {name: 0.0 for m in metrics for name in METRIC_NAMES.get(m, [m])}
     if "bleu" in metrics:
-        out.update(corpus_bleu(cands, refs))
+        out.update(get_metric("bleu")(cands, refs))
     if "fense" in metrics:
         out["fense"] = scorer.score(cands, refs, keys, delta, "fense")["fense"]
     if "date" in metrics:

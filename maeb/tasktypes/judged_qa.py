@@ -15,12 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import Evaluation, Param
+from ..core.taskspec import TaskSpec
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
-NAME = "judged_qa"
-MAIN_SCORE = "judge_score"
-SCORE_SCALE = 10.0  # judge scores run 1-10; leaderboards divide by this to put them beside 0-1 scores
 # AIR-Bench's judge prompt as its scoring script sends it (scores are only comparable with it).
 JUDGE_PROMPT = (
     "You are a helpful and precise assistant for checking the quality of the answer.\n"
@@ -44,27 +42,7 @@ CATEGORIES = {
     "speech_and_sound_QA": "speech_and_sound",
     "speech_and_music_QA": "speech_and_music",
 }
-PARAMS = {
-    "prompt_template": Param("{question}", "prompt sent with each clip; {question} is the item's question"),
-    "generation": Param({}, GENERATION_DOC),
-    "judge_prompt": Param(
-        JUDGE_PROMPT, "judge prompt with {description}, {question}, {answer_1}, {answer_2} (AIR-Bench's scoring prompt)"
-    ),
-    "prompt_version": Param("air-bench-chat-official", "name of the judge prompt, recorded in every result"),
-    "swap": Param(True, "judge each item a second time with the model's answer first"),
-    "categories": Param(CATEGORIES, "task name -> category (speech, sound, music, speech_and_sound, speech_and_music)"),
-    "question_column": Param("question", "column holding the question"),
-    "answer_column": Param("answer_gt", "column holding the reference answer"),
-    "description_column": Param("meta_info", "column holding the clip's textual description the judge sees"),
-    "task_column": Param("task_name", "column holding the item's task, mapped to its category"),
-    "key_column": Param("uniq_id", "column naming each item in prediction files (absent: the row number)"),
-}
 SCORES = re.compile(r"(\d+(?:\.\d+)?)\s+(\d+(?:\.\d+)?)")
-
-
-def needs(spec) -> set[str]:
-    """The sides the type uses: text generation and an LLM judge."""
-    return {"generate", "judge"}
 
 
 def parse_scores(reply: str) -> tuple[float, float] | None:
@@ -77,61 +55,89 @@ def parse_scores(reply: str) -> tuple[float, float] | None:
     return (first, second) if first <= 10 and second <= 10 else None
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: answer each question, have the judge compare the answer with the reference in both orders, and report
-    judge_score and win_rate per category."""
-    p = spec.protocol
-    require_judge(emb, spec)
-    table = data[split]
-    audio = spec.data.audio_column
-    cols = [audio, p["question_column"], p["answer_column"], p["description_column"], p["task_column"]]
-    table.require(cols)
-    prompts = [p["prompt_template"].format(question=q) for q in table[p["question_column"]]]
-    texts, ok = emb.generate(table[audio], prompts, generation_settings(p))
-    rows = [i for i in range(len(table)) if ok[i]]
-    keys = [str(table[p["key_column"]][i]) if p["key_column"] in table else str(i) for i in range(len(table))]
-    judge_prompts, owners, labels = [], [], []
-    for i in rows:
-        fields = {"description": str(table[p["description_column"]][i]), "question": str(table[p["question_column"]][i])}
-        ref, hyp = str(table[p["answer_column"]][i]), texts[i]
-        judge_prompts.append(p["judge_prompt"].format(**fields, answer_1=ref, answer_2=hyp))
-        owners.append((i, "model_second"))
-        labels.append(f"item {keys[i]} (reference first)")
-        if p["swap"]:
-            judge_prompts.append(p["judge_prompt"].format(**fields, answer_1=hyp, answer_2=ref))
-            owners.append((i, "model_first"))
-            labels.append(f"item {keys[i]} (model first)")
-    replies = emb.judge.ask(judge_prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context)
-    per_category: dict[str, dict[str, Any]] = {}  # model, wins: lists; unparsed: a count
-    unparsed = 0
-    for (i, order), reply in zip(owners, replies.texts):
-        category = p["categories"].get(str(table[p["task_column"]][i]), str(table[p["task_column"]][i]))
-        bucket = per_category.setdefault(category, {"model": [], "wins": [], "unparsed": 0})
-        if reply is None:  # the judge failed on it: counted in judge_failed, not in the means
-            continue
-        scores = parse_scores(reply)
-        if scores is None:
-            unparsed += 1
-            bucket["unparsed"] += 1
-            continue
-        model, reference = (scores[1], scores[0]) if order == "model_second" else scores
-        bucket["model"].append(model)
-        bucket["wins"].append(1.0 if model > reference else 0.0)
-    out: dict = {"n_items": len(rows), "judgements": len(judge_prompts), "unparsed_replies": unparsed, **replies.record()}
-    means = {}
-    for category, bucket in sorted(per_category.items()):
-        n = len(bucket["model"])
-        means[category] = sum(bucket["model"]) / n if n else float("nan")
-        out[f"judge_score_{category}"] = means[category]
-        out[f"win_rate_{category}"] = sum(bucket["wins"]) / n if n else float("nan")
-        out[f"unparsed_{category}"] = bucket["unparsed"]
-    if "speech_and_sound" in means and "speech_and_music" in means:
-        means["mixed"] = (means["speech_and_sound"] + means["speech_and_music"]) / 2
-        out["judge_score_mixed"] = means["mixed"]
-    reported = [means[c] for c in ("speech", "sound", "music", "mixed") if c in means]
-    out["judge_score"] = sum(reported) / len(reported) if reported else float("nan")
-    wins = [w for b in per_category.values() for w in b["wins"]]
-    out["win_rate"] = sum(wins) / len(wins) if wins else float("nan")
-    out["judge"] = emb.judge.describe(p["prompt_version"])
-    out["generation"] = generation_settings(p)
-    return Evaluation(out, files={"predictions.csv": csv_file([(keys[i], texts[i]) for i in rows])})
+class JudgedQuestionAnswering(TaskType):
+    """The judged qa task type (the module's docstring says what it scores and how)."""
+
+    NAME = "judged_qa"
+    MAIN_SCORE = "judge_score"
+    SCORE_SCALE = 10.0  # judge scores run 1-10; leaderboards divide by this to put them beside 0-1 scores
+    PARAMS = {
+        "prompt_template": Param("{question}", "prompt sent with each clip; {question} is the item's question"),
+        "generation": Param({}, GENERATION_DOC),
+        "judge_prompt": Param(
+            JUDGE_PROMPT, "judge prompt with {description}, {question}, {answer_1}, {answer_2} (AIR-Bench's scoring prompt)"
+        ),
+        "prompt_version": Param("air-bench-chat-official", "name of the judge prompt, recorded in every result"),
+        "swap": Param(True, "judge each item a second time with the model's answer first"),
+        "categories": Param(CATEGORIES, "task name -> category (speech, sound, music, speech_and_sound, speech_and_music)"),
+        "question_column": Param("question", "column holding the question"),
+        "answer_column": Param("answer_gt", "column holding the reference answer"),
+        "description_column": Param("meta_info", "column holding the clip's textual description the judge sees"),
+        "task_column": Param("task_name", "column holding the item's task, mapped to its category"),
+        "key_column": Param("uniq_id", "column naming each item in prediction files (absent: the row number)"),
+    }
+
+    def needs(self, spec: TaskSpec) -> set[str]:
+        """The sides the type uses: text generation and an LLM judge."""
+        return {"generate", "judge"}
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: answer each question, have the judge compare the answer with the reference in both orders, and report
+        judge_score and win_rate per category."""
+        p = spec.protocol
+        require_judge(emb, spec)
+        table = data[split]
+        audio = spec.data.audio_column
+        cols = [audio, p["question_column"], p["answer_column"], p["description_column"], p["task_column"]]
+        table.require(cols)
+        prompts = [p["prompt_template"].format(question=q) for q in table[p["question_column"]]]
+        texts, ok = emb.generate(table[audio], prompts, generation_settings(p))
+        rows = [i for i in range(len(table)) if ok[i]]
+        keys = [str(table[p["key_column"]][i]) if p["key_column"] in table else str(i) for i in range(len(table))]
+        judge_prompts, owners, labels = [], [], []
+        for i in rows:
+            fields = {"description": str(table[p["description_column"]][i]), "question": str(table[p["question_column"]][i])}
+            ref, hyp = str(table[p["answer_column"]][i]), texts[i]
+            judge_prompts.append(p["judge_prompt"].format(**fields, answer_1=ref, answer_2=hyp))
+            owners.append((i, "model_second"))
+            labels.append(f"item {keys[i]} (reference first)")
+            if p["swap"]:
+                judge_prompts.append(p["judge_prompt"].format(**fields, answer_1=hyp, answer_2=ref))
+                owners.append((i, "model_first"))
+                labels.append(f"item {keys[i]} (model first)")
+        replies = emb.judge.ask(
+            judge_prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context
+        )
+        per_category: dict[str, dict[str, Any]] = {}  # model, wins: lists; unparsed: a count
+        unparsed = 0
+        for (i, order), reply in zip(owners, replies.texts):
+            category = p["categories"].get(str(table[p["task_column"]][i]), str(table[p["task_column"]][i]))
+            bucket = per_category.setdefault(category, {"model": [], "wins": [], "unparsed": 0})
+            if reply is None:  # the judge failed on it: counted in judge_failed, not in the means
+                continue
+            scores = parse_scores(reply)
+            if scores is None:
+                unparsed += 1
+                bucket["unparsed"] += 1
+                continue
+            model, reference = (scores[1], scores[0]) if order == "model_second" else scores
+            bucket["model"].append(model)
+            bucket["wins"].append(1.0 if model > reference else 0.0)
+        out: dict = {"n_items": len(rows), "judgements": len(judge_prompts), "unparsed_replies": unparsed, **replies.record()}
+        means = {}
+        for category, bucket in sorted(per_category.items()):
+            n = len(bucket["model"])
+            means[category] = sum(bucket["model"]) / n if n else float("nan")
+            out[f"judge_score_{category}"] = means[category]
+            out[f"win_rate_{category}"] = sum(bucket["wins"]) / n if n else float("nan")
+            out[f"unparsed_{category}"] = bucket["unparsed"]
+        if "speech_and_sound" in means and "speech_and_music" in means:
+            means["mixed"] = (means["speech_and_sound"] + means["speech_and_music"]) / 2
+            out["judge_score_mixed"] = means["mixed"]
+        reported = [means[c] for c in ("speech", "sound", "music", "mixed") if c in means]
+        out["judge_score"] = sum(reported) / len(reported) if reported else float("nan")
+        wins = [w for b in per_category.values() for w in b["wins"]]
+        out["win_rate"] = sum(wins) / len(wins) if wins else float("nan")
+        out["judge"] = emb.judge.describe(p["prompt_version"])
+        out["generation"] = generation_settings(p)
+        return Evaluation(out, files={"predictions.csv": csv_file([(keys[i], texts[i]) for i in rows])})

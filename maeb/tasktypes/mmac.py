@@ -24,11 +24,10 @@ import json
 import re
 
 from ..core.errors import DataError
-from . import Evaluation, Param
+from ..core.taskspec import TaskSpec
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
-NAME = "mmac"
-MAIN_SCORE = "accuracy"
 JUDGE_PROMPT = (
     "You are evaluating an audio caption against one annotated property of the audio.\n"
     "[Caption]\n{caption}\n[Property]\n{dimension}\n[Annotated value]\n{label}\n"
@@ -39,20 +38,6 @@ JUDGE_PROMPT = (
 )
 CATEGORIES = ["content", "background", "persona", "paralinguistic", "dynamic", "implication"]  # MMAC's paper
 SCALE_RULES = {"binary": "1 if it agrees, 0 if it does not.", "graded": "a number from 0 (contradicts) to 1 (fully agrees)."}
-PARAMS = {
-    "prompt": Param("Describe this audio in detail.", "the one caption prompt sent with every clip"),
-    "generation": Param({"max_new_tokens": 512}, GENERATION_DOC),
-    "judge_prompt": Param(JUDGE_PROMPT, "judge prompt with {caption}, {dimension}, {label}, {scale_rule} (maeb's own)"),
-    "prompt_version": Param("maeb-mmac-v1", "name of the judge prompt, recorded in every result"),
-    "categories": Param(CATEGORIES, "categories a target may name (MMAC's six); [] accepts any (local data of one's own)"),
-    "targets_column": Param("targets", "column holding each clip's list of target dimensions"),
-    "key_column": Param("id", "column naming each clip in errors and caption files (absent: the row number)"),
-}
-
-
-def needs(spec) -> set[str]:
-    """The sides the type uses: text generation and an LLM judge."""
-    return {"generate", "judge"}
 
 
 def parse_judgement(reply: str, scale: str) -> tuple[bool, float] | None:
@@ -109,54 +94,75 @@ def _check_category(target: dict, key, p: dict, spec) -> None:
         )
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: caption each clip, have the judge rate each target dimension, and report coverage, precision and
-    accuracy per dimension, category and overall."""
-    p = spec.protocol
-    require_judge(emb, spec)
-    table = data[split]
-    audio = spec.data.audio_column
-    table.require([audio, p["targets_column"]])
-    keys = table[p["key_column"]] if p["key_column"] in table else [str(i) for i in range(len(table))]
-    for key, targets in zip(keys, table[p["targets_column"]]):  # before generating: a typo costs no model time
-        for target in targets:
-            _check_category(target, key, p, spec)
-    captions, ok = emb.generate(table[audio], [p["prompt"]] * len(table), generation_settings(p))
-    prompts, owners, labels = [], [], []
-    for i in range(len(table)):
-        if not ok[i]:
-            continue
-        for target in table[p["targets_column"]][i]:
-            scale = target.get("scale", "binary")
-            prompts.append(
-                p["judge_prompt"].format(
-                    caption=captions[i],
-                    dimension=target["dimension"],
-                    label=target["label"],
-                    scale_rule=SCALE_RULES.get(scale, SCALE_RULES["binary"]),
+class CaptionJudging(TaskType):
+    """The mmac task type (the module's docstring says what it scores and how)."""
+
+    NAME = "mmac"
+    MAIN_SCORE = "accuracy"
+    PARAMS = {
+        "prompt": Param("Describe this audio in detail.", "the one caption prompt sent with every clip"),
+        "generation": Param({"max_new_tokens": 512}, GENERATION_DOC),
+        "judge_prompt": Param(JUDGE_PROMPT, "judge prompt with {caption}, {dimension}, {label}, {scale_rule} (maeb's own)"),
+        "prompt_version": Param("maeb-mmac-v1", "name of the judge prompt, recorded in every result"),
+        "categories": Param(CATEGORIES, "categories a target may name (MMAC's six); [] accepts any (local data of one's own)"),
+        "targets_column": Param("targets", "column holding each clip's list of target dimensions"),
+        "key_column": Param("id", "column naming each clip in errors and caption files (absent: the row number)"),
+    }
+
+    def needs(self, spec: TaskSpec) -> set[str]:
+        """The sides the type uses: text generation and an LLM judge."""
+        return {"generate", "judge"}
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: caption each clip, have the judge rate each target dimension, and report coverage, precision and
+        accuracy per dimension, category and overall."""
+        p = spec.protocol
+        require_judge(emb, spec)
+        table = data[split]
+        audio = spec.data.audio_column
+        table.require([audio, p["targets_column"]])
+        keys = table[p["key_column"]] if p["key_column"] in table else [str(i) for i in range(len(table))]
+        for key, targets in zip(keys, table[p["targets_column"]]):  # before generating: a typo costs no model time
+            for target in targets:
+                _check_category(target, key, p, spec)
+        captions, ok = emb.generate(table[audio], [p["prompt"]] * len(table), generation_settings(p))
+        prompts, owners, labels = [], [], []
+        for i in range(len(table)):
+            if not ok[i]:
+                continue
+            for target in table[p["targets_column"]][i]:
+                scale = target.get("scale", "binary")
+                prompts.append(
+                    p["judge_prompt"].format(
+                        caption=captions[i],
+                        dimension=target["dimension"],
+                        label=target["label"],
+                        scale_rule=SCALE_RULES.get(scale, SCALE_RULES["binary"]),
+                    )
                 )
-            )
-            owners.append((target["category"], target["dimension"], scale))
-            labels.append(f"clip {keys[i]} / {target['dimension']}")
-    replies = emb.judge.ask(prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context)
-    records, unparsed = [], 0
-    for (category, dimension, scale), reply in zip(owners, replies.texts):
-        if reply is None:  # the judge failed on it: counted in judge_failed, left out like an unparsed reply
-            continue
-        parsed = parse_judgement(reply, scale)
-        if parsed is None:
-            unparsed += 1
-            continue
-        records.append((category, dimension, *parsed))
-    out = aggregate(records)
-    out.update(
-        {
-            "n_clips": int(ok.sum()),
-            "judgements": len(prompts),
-            "unparsed_replies": unparsed,
-            **replies.record(),
-            "judge": emb.judge.describe(p["prompt_version"]),
-            "generation": generation_settings(p),
-        }
-    )
-    return Evaluation(out, files={"captions.csv": csv_file([(str(keys[i]), captions[i]) for i in range(len(table)) if ok[i]])})
+                owners.append((target["category"], target["dimension"], scale))
+                labels.append(f"clip {keys[i]} / {target['dimension']}")
+        replies = emb.judge.ask(prompts, labels, progress=lambda it, n: emb.progress_iter(it, n, "judge"), context=emb.context)
+        records, unparsed = [], 0
+        for (category, dimension, scale), reply in zip(owners, replies.texts):
+            if reply is None:  # the judge failed on it: counted in judge_failed, left out like an unparsed reply
+                continue
+            parsed = parse_judgement(reply, scale)
+            if parsed is None:
+                unparsed += 1
+                continue
+            records.append((category, dimension, *parsed))
+        out = aggregate(records)
+        out.update(
+            {
+                "n_clips": int(ok.sum()),
+                "judgements": len(prompts),
+                "unparsed_replies": unparsed,
+                **replies.record(),
+                "judge": emb.judge.describe(p["prompt_version"]),
+                "generation": generation_settings(p),
+            }
+        )
+        return Evaluation(
+            out, files={"captions.csv": csv_file([(str(keys[i]), captions[i]) for i in range(len(table)) if ok[i]])}
+        )

@@ -13,37 +13,16 @@ from collections import defaultdict
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
-from sklearn.metrics import f1_score, label_ranking_average_precision_score
 from sklearn.multioutput import MultiOutputClassifier
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from ..core.errors import DataError
+from ..core.taskspec import TaskSpec
 from ..data.sampling import iterative_stratified_subset
 from ..metrics import perclass
-from . import Evaluation, Param, control, keep_valid
+from ..metrics.registry import get_metric
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, control, keep_valid
 from .probe import linear_probe, probe_of
-
-NAME = "multilabel"
-LABELLED = True
-BLANK_LABELS = True  # a clip where no class is present has an empty label list
-MAIN_SCORE = "lrap"
-PARAMS = {
-    "samples_per_label": Param(8, "the training sample grows until every label has this many examples", min=1),
-    "n_experiments": Param(10, "experiments averaged", min=1),
-    "max_eval_samples": Param(3000, "eval splits above this size are cut by iterative stratification (0: no cut)", min=0),
-    "max_iter": Param(100, "LogisticRegression iterations", min=1),
-    "seed": Param(42, "seed of the shuffles and the classifiers", min=0, max=2**32 - 1),
-}
-
-
-def metrics(spec) -> tuple[str, ...]:
-    """The metric names a multilabel result holds."""
-    return ("accuracy", "lrap", "f1", "hamming")
-
-
-def splits(spec) -> list[str]:
-    """The splits to load: the eval splits and the train split."""
-    return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
 
 
 def grow_sample(label_sets: list[list], per_label: int, rng: np.random.Generator) -> list[int]:
@@ -58,14 +37,6 @@ def grow_sample(label_sets: list[list], per_label: int, rng: np.random.Generator
             for label in label_sets[i]:
                 counts[label] += 1
     return chosen
-
-
-def hamming(y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    """Per-row intersection over union of label sets; two empty sets agree fully."""
-    t, p = y_true.astype(bool), y_pred.astype(bool)
-    union = (t | p).sum(axis=1)
-    inter = (t & p).sum(axis=1)
-    return float(np.where(union == 0, 1.0, inter / np.maximum(union, 1)).mean())
 
 
 def _as_label_lists(values: list, where: str) -> list[list]:
@@ -101,54 +72,77 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb", labels=())
             pred = model.predict(x_test)
         scores = {
             "accuracy": float((pred == y_test).all(axis=1).mean()),
-            "lrap": float(label_ranking_average_precision_score(y_test, proba)),
-            "f1": float(f1_score(y_test, pred, average="macro")),
-            "hamming": hamming(y_test, pred),
+            "lrap": float(get_metric("lrap")(y_test, proba)),
+            "f1": float(get_metric("f1")(y_test, pred)),
+            "hamming": get_metric("hamming")(y_test, pred),
         }
         return scores, perclass.multilabel(y_test, pred, proba, labels)
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split` with the multilabel probe: the mean over experiments of accuracy, LRAP, F1 and Hamming loss, with each
-    experiment's scores."""
-    p = spec.protocol
-    audio, label = spec.data.audio_column, spec.data.label_column
-    test, train = data[split], data[spec.data.train_split]
-    for table in (test, train):
-        table.require([audio, label])
-    train_labels = _as_label_lists(train[label], f"{spec.name} {spec.data.train_split}")
-    draws = [grow_sample(train_labels, p["samples_per_label"], state.np_rng) for _ in range(p["n_experiments"])]
-    union = list(set(itertools.chain.from_iterable(draws)))  # mteb encodes them in this (set) order
-    with emb.on_split(spec.data.train_split):
-        x_union, ok = emb.audio([train[audio][i] for i in union])
-    if not ok.all():
-        raise DataError(f"{spec.name}: {int((~ok).sum())} drawn training clips are undecodable; fix or drop them in the data")
-    position = {row: j for j, row in enumerate(union)}
+class MultilabelClassification(TaskType):
+    """The multilabel task type (the module's docstring says what it scores and how)."""
 
-    test_labels = _as_label_lists(test[label], f"{spec.name} {split}")
-    rows = list(range(len(test)))
-    if p["max_eval_samples"] and len(test) > p["max_eval_samples"]:
-        rows = iterative_stratified_subset(test_labels, p["max_eval_samples"], p["seed"])
-    x_test, ok = emb.audio([test[audio][i] for i in rows])
-    x_test, kept = keep_valid(ok, x_test, rows)
-    binarizer = MultiLabelBinarizer()
-    y_test = binarizer.fit_transform([test_labels[i] for i in kept])
-    known = set(binarizer.classes_)
-    results, blocks = [], []
-    shuffled = control.of(emb, p)
+    NAME = "multilabel"
+    LABELLED = True
+    BLANK_LABELS = True  # a clip where no class is present has an empty label list
+    MAIN_SCORE = "lrap"
+    PARAMS = {
+        "samples_per_label": Param(8, "the training sample grows until every label has this many examples", min=1),
+        "n_experiments": Param(10, "experiments averaged", min=1),
+        "max_eval_samples": Param(3000, "eval splits above this size are cut by iterative stratification (0: no cut)", min=0),
+        "max_iter": Param(100, "LogisticRegression iterations", min=1),
+        "seed": Param(42, "seed of the shuffles and the classifiers", min=0, max=2**32 - 1),
+    }
 
-    def _refit(x_train, y_train) -> float | None:  # the shuffled control's experiment
-        return _scores(y_test, x_test, x_train, y_train, p, probe_of(emb))[0].get(spec.main_score)
+    def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
+        """The metric names a multilabel result holds."""
+        return ("accuracy", "lrap", "f1", "hamming")
 
-    for chosen in emb.progress(draws, "experiments"):
-        x_train = x_union[[position[i] for i in chosen]]
-        y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
-        scores, block = _scores(y_test, x_test, x_train, y_train, p, probe_of(emb), list(binarizer.classes_))
-        results.append(scores)
-        blocks.append(block)
-        if shuffled is not None:  # the same draw, its label sets permuted among its clips (maeb.tasktypes.control)
-            shuffled.add(_refit, x_train, y_train)
-    out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
-    out["scores_per_experiment"] = results
-    out["per_class"] = perclass.mean_blocks(blocks)
-    return Evaluation(out, {} if shuffled is None else shuffled.info())
+    def splits(self, spec: TaskSpec) -> list[str]:
+        """The splits to load: the eval splits and the train split."""
+        return list(dict.fromkeys(spec.data.eval_splits + [spec.data.train_split]))
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split` with the multilabel probe: the mean over experiments of accuracy, LRAP, F1 and Hamming loss, with each
+        experiment's scores."""
+        p = spec.protocol
+        audio, label = spec.data.audio_column, spec.data.label_column
+        test, train = data[split], data[spec.data.train_split]
+        for table in (test, train):
+            table.require([audio, label])
+        train_labels = _as_label_lists(train[label], f"{spec.name} {spec.data.train_split}")
+        draws = [grow_sample(train_labels, p["samples_per_label"], state.np_rng) for _ in range(p["n_experiments"])]
+        union = list(set(itertools.chain.from_iterable(draws)))  # mteb encodes them in this (set) order
+        with emb.on_split(spec.data.train_split):
+            x_union, ok = emb.audio([train[audio][i] for i in union])
+        if not ok.all():
+            raise DataError(f"{spec.name}: {int((~ok).sum())} drawn training clips are undecodable; fix or drop them in the data")
+        position = {row: j for j, row in enumerate(union)}
+
+        test_labels = _as_label_lists(test[label], f"{spec.name} {split}")
+        rows = list(range(len(test)))
+        if p["max_eval_samples"] and len(test) > p["max_eval_samples"]:
+            rows = iterative_stratified_subset(test_labels, p["max_eval_samples"], p["seed"])
+        x_test, ok = emb.audio([test[audio][i] for i in rows])
+        x_test, kept = keep_valid(ok, x_test, rows)
+        binarizer = MultiLabelBinarizer()
+        y_test = binarizer.fit_transform([test_labels[i] for i in kept])
+        known = set(binarizer.classes_)
+        results, blocks = [], []
+        shuffled = control.of(emb, p)
+
+        def _refit(x_train, y_train) -> float | None:  # the shuffled control's experiment
+            return _scores(y_test, x_test, x_train, y_train, p, probe_of(emb))[0].get(spec.main_score)
+
+        for chosen in emb.progress(draws, "experiments"):
+            x_train = x_union[[position[i] for i in chosen]]
+            y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
+            scores, block = _scores(y_test, x_test, x_train, y_train, p, probe_of(emb), list(binarizer.classes_))
+            results.append(scores)
+            blocks.append(block)
+            if shuffled is not None:  # the same draw, its label sets permuted among its clips (maeb.tasktypes.control)
+                shuffled.add(_refit, x_train, y_train)
+        out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
+        out["scores_per_experiment"] = results
+        out["per_class"] = perclass.mean_blocks(blocks)
+        return Evaluation(out, {} if shuffled is None else shuffled.info())

@@ -22,11 +22,10 @@ from __future__ import annotations
 import re
 
 from ..core.errors import SpecError
-from . import Evaluation, Param
+from ..core.taskspec import TaskSpec
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings
 
-NAME = "multiple_choice"
-MAIN_SCORE = "accuracy"
 LETTERS = "ABCD"
 # AIR-Bench's inference prompt; an absent option is written as "None", as its script does.
 PROMPT = (
@@ -54,25 +53,6 @@ MUSIC = [
     "Music_Mood_Recognition",
 ]
 PARSERS = ("whole-option", "air-bench")
-PARAMS = {
-    "prompt_template": Param(PROMPT, "prompt with {question} and each choice column's value (AIR-Bench's prompt)"),
-    "generation": Param({"max_new_tokens": 32}, GENERATION_DOC),
-    "choice_columns": Param(["choice_a", "choice_b", "choice_c", "choice_d"], "columns of the options, lettered A-D in order"),
-    "question_column": Param("question", "column holding the question"),
-    "answer_column": Param("answer_gt", "column holding the right option's text"),
-    "task_column": Param("task_name", "column holding the item's task (accuracy is pooled per task)"),
-    "key_column": Param("uniq_id", "column naming each item in prediction files (absent: the row number)"),
-    "categories": Param(
-        {**dict.fromkeys(SPEECH, "speech"), **dict.fromkeys(SOUND, "sound"), **dict.fromkeys(MUSIC, "music")},
-        "task name -> category (speech, sound, music; others: other), averaged equally",
-    ),
-    "answer_parsing": Param("whole-option", "how replies are read: " + " or ".join(PARSERS) + " (see the module docstring)"),
-}
-
-
-def needs(spec) -> set[str]:
-    """The side of the model the type uses: text generation."""
-    return {"generate"}
 
 
 def _phrase(text: str) -> str:
@@ -138,54 +118,80 @@ def _mean(values) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: ask each question with its lettered options, read the chosen option from the reply, and
-    report accuracy per task and per category; `accuracy` is the mean over categories, `accuracy_micro` over items."""
-    p = spec.protocol
-    table = data[split]
-    audio = spec.data.audio_column
-    table.require([audio, p["question_column"], p["answer_column"], p["task_column"]])
-    choices = {c: (table[c] if c in table else [None] * len(table)) for c in p["choice_columns"]}
-    options_per_row = [
-        {LETTERS[j]: str(choices[c][i]) for j, c in enumerate(p["choice_columns"]) if choices[c][i] not in (None, "")}
-        for i in range(len(table))
-    ]
-    prompts = [
-        p["prompt_template"].format(question=table[p["question_column"]][i], **{c: choices[c][i] for c in choices})
-        for i in range(len(table))
-    ]
-    mode = p["answer_parsing"]
-    if mode not in PARSERS:
-        raise SpecError(f"{spec.name}: [protocol] answer_parsing {mode!r}: use {' or '.join(map(repr, PARSERS))}")
-    texts, ok = emb.generate(table[audio], prompts, generation_settings(p))
-    per_task: dict[str, list[float]] = {}
-    unparsed, no_truth, rows = 0, 0, []
-    for i in range(len(table)):
-        if not ok[i]:
-            continue
-        options = options_per_row[i]
-        truth = next((letter for letter, text in options.items() if text == str(table[p["answer_column"]][i])), None)
-        no_truth += truth is None
-        guess = extract_letter(texts[i], options) if mode == "whole-option" else air_bench_letter(texts[i])
-        unparsed += guess is None
-        rows.append((str(table[p["key_column"]][i]) if p["key_column"] in table else str(i), texts[i]))
-        if guess is None and mode == "air-bench":
-            continue  # the official scorer leaves it out of the task's total
-        per_task.setdefault(str(table[p["task_column"]][i]), []).append(1.0 if guess is not None and guess == truth else 0.0)
-    out: dict = {
-        "n_items": sum(len(v) for v in per_task.values()),
-        "answer_parsing": mode,
-        "unparsed_answers": unparsed,
-        "answers_not_among_options": no_truth,
+class MultipleChoice(TaskType):
+    """The multiple choice task type (the module's docstring says what it scores and how)."""
+
+    NAME = "multiple_choice"
+    MAIN_SCORE = "accuracy"
+    PARAMS = {
+        "prompt_template": Param(PROMPT, "prompt with {question} and each choice column's value (AIR-Bench's prompt)"),
+        "generation": Param({"max_new_tokens": 32}, GENERATION_DOC),
+        "choice_columns": Param(
+            ["choice_a", "choice_b", "choice_c", "choice_d"], "columns of the options, lettered A-D in order"
+        ),
+        "question_column": Param("question", "column holding the question"),
+        "answer_column": Param("answer_gt", "column holding the right option's text"),
+        "task_column": Param("task_name", "column holding the item's task (accuracy is pooled per task)"),
+        "key_column": Param("uniq_id", "column naming each item in prediction files (absent: the row number)"),
+        "categories": Param(
+            {**dict.fromkeys(SPEECH, "speech"), **dict.fromkeys(SOUND, "sound"), **dict.fromkeys(MUSIC, "music")},
+            "task name -> category (speech, sound, music; others: other), averaged equally",
+        ),
+        "answer_parsing": Param("whole-option", "how replies are read: " + " or ".join(PARSERS) + " (see the module docstring)"),
     }
-    by_category: dict[str, list[float]] = {}
-    for task, values in sorted(per_task.items()):
-        out[f"accuracy_{task}"] = _mean(values)
-        out[f"n_{task}"] = len(values)
-        by_category.setdefault(p["categories"].get(task, "other"), []).append(out[f"accuracy_{task}"])
-    for category, values in sorted(by_category.items()):
-        out[f"accuracy_{category}"] = _mean(values)
-    out["accuracy"] = _mean(out[f"accuracy_{c}"] for c in by_category)
-    out["accuracy_micro"] = _mean(v for values in per_task.values() for v in values)
-    out["generation"] = generation_settings(p)
-    return Evaluation(out, files={"predictions.csv": csv_file(rows)})
+
+    def needs(self, spec: TaskSpec) -> set[str]:
+        """The side of the model the type uses: text generation."""
+        return {"generate"}
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: ask each question with its lettered options, read the chosen option from the reply, and
+        report accuracy per task and per category; `accuracy` is the mean over categories, `accuracy_micro` over items."""
+        p = spec.protocol
+        table = data[split]
+        audio = spec.data.audio_column
+        table.require([audio, p["question_column"], p["answer_column"], p["task_column"]])
+        choices = {c: (table[c] if c in table else [None] * len(table)) for c in p["choice_columns"]}
+        options_per_row = [
+            {LETTERS[j]: str(choices[c][i]) for j, c in enumerate(p["choice_columns"]) if choices[c][i] not in (None, "")}
+            for i in range(len(table))
+        ]
+        prompts = [
+            p["prompt_template"].format(question=table[p["question_column"]][i], **{c: choices[c][i] for c in choices})
+            for i in range(len(table))
+        ]
+        mode = p["answer_parsing"]
+        if mode not in PARSERS:
+            raise SpecError(f"{spec.name}: [protocol] answer_parsing {mode!r}: use {' or '.join(map(repr, PARSERS))}")
+        texts, ok = emb.generate(table[audio], prompts, generation_settings(p))
+        per_task: dict[str, list[float]] = {}
+        unparsed, no_truth, rows = 0, 0, []
+        for i in range(len(table)):
+            if not ok[i]:
+                continue
+            options = options_per_row[i]
+            truth = next((letter for letter, text in options.items() if text == str(table[p["answer_column"]][i])), None)
+            no_truth += truth is None
+            guess = extract_letter(texts[i], options) if mode == "whole-option" else air_bench_letter(texts[i])
+            unparsed += guess is None
+            rows.append((str(table[p["key_column"]][i]) if p["key_column"] in table else str(i), texts[i]))
+            if guess is None and mode == "air-bench":
+                continue  # the official scorer leaves it out of the task's total
+            per_task.setdefault(str(table[p["task_column"]][i]), []).append(1.0 if guess is not None and guess == truth else 0.0)
+        out: dict = {
+            "n_items": sum(len(v) for v in per_task.values()),
+            "answer_parsing": mode,
+            "unparsed_answers": unparsed,
+            "answers_not_among_options": no_truth,
+        }
+        by_category: dict[str, list[float]] = {}
+        for task, values in sorted(per_task.items()):
+            out[f"accuracy_{task}"] = _mean(values)
+            out[f"n_{task}"] = len(values)
+            by_category.setdefault(p["categories"].get(task, "other"), []).append(out[f"accuracy_{task}"])
+        for category, values in sorted(by_category.items()):
+            out[f"accuracy_{category}"] = _mean(values)
+        out["accuracy"] = _mean(out[f"accuracy_{c}"] for c in by_category)
+        out["accuracy_micro"] = _mean(v for values in per_task.values() for v in values)
+        out["generation"] = generation_settings(p)
+        return Evaluation(out, files={"predictions.csv": csv_file(rows)})

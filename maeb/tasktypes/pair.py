@@ -6,78 +6,17 @@ cosine, manhattan, euclidean and dot; for each score: best accuracy and best F1 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from sklearn.metrics import average_precision_score
 
 from ..core.errors import DataError
+from ..core.taskspec import TaskSpec
 from ..data.sources import binary_labels
 from ..metrics import ties
+from ..metrics.registry import get_metric
 from ..metrics.similarity import paired_similarity
-from . import Evaluation, Param, keep_valid
-
-NAME = "pair_classification"
-LABELLED = True
-MAIN_SCORE = "max_ap"
-PARAMS = {
-    "audio1_column": Param("audio1", "the column of each pair's first clip"),
-    "audio2_column": Param("audio2", "the column of each pair's second clip"),
-}
-
-
-def check_labels(spec, values: list, where: str) -> None:
-    """A pair table's labels must be 0/1 (checked when loaded; a derived table builds its own)."""
-    if not spec.derive:
-        binary_labels(values, where)
-
-
-def metrics(spec) -> tuple[str, ...]:
-    """The metric names a pair classification result holds."""
-    kinds = ("accuracy", "f1", "precision", "recall", "ap")
-    return tuple(f"{s}_{m}" for s in ("similarity", "cosine", "manhattan", "euclidean", "dot", "max") for m in kinds)
-
-
-def clip_columns(spec) -> list[str]:
-    """The two clip columns of each pair, beside the data's audio columns."""
-    p = spec.protocol
-    return list(dict.fromkeys([*spec.data.audio_columns, p["audio1_column"], p["audio2_column"]]))
-
-
-def check_columns(spec, table) -> None:
-    """Check that a table has the pair columns and the label (a non-table split is left alone)."""
-    if hasattr(table, "columns"):
-        table.require([spec.protocol["audio1_column"], spec.protocol["audio2_column"], spec.data.label_column], "pair columns")
-
-
-def best_accuracy(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> float:
-    """The best accuracy of a threshold on `scores` (a threshold never splits tied scores), as mteb computes it."""
-    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
-    best, positives, negatives_left = 0.0, 0, int((labels == 0).sum())
-    for i in range(len(order) - 1):
-        score, label = order[i]
-        if label == 1:
-            positives += 1
-        else:
-            negatives_left -= 1
-        if score == order[i + 1][0]:
-            continue
-        best = max(best, (positives + negatives_left) / len(labels))
-    return best
-
-
-def best_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bool) -> tuple[float, float, float]:
-    """The best F1 of a threshold on `scores` and its precision and recall (a threshold never splits tied scores)."""
-    order = sorted(zip(scores.tolist(), labels.tolist()), key=lambda r: r[0], reverse=higher_similar)
-    best = (0.0, 0.0, 0.0)
-    correct, relevant = 0, int(labels.sum())
-    for i, (score, label) in enumerate(order[:-1]):
-        correct += label == 1
-        if score == order[i + 1][0] or correct == 0:
-            continue
-        precision, recall = correct / (i + 1), correct / relevant
-        f1 = 2 * precision * recall / (precision + recall)
-        if f1 > best[0]:
-            best = (f1, precision, recall)
-    return best
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 
 
 def pair_metrics(
@@ -105,13 +44,13 @@ def pair_metrics(
     out: dict = {}
     best: dict[str, list[float]] = {}
     for name, scores, higher in scored:
-        f1, precision, recall = best_f1(scores, labels, higher)
+        f1, precision, recall = get_metric("best_threshold_f1")(scores, labels, higher)
         values = {
-            "accuracy": best_accuracy(scores, labels, higher),
+            "accuracy": get_metric("best_threshold_accuracy")(scores, labels, higher),
             "f1": f1,
             "precision": precision,
             "recall": recall,
-            "ap": float(average_precision_score(labels, scores * (1 if higher else -1))),
+            "ap": float(get_metric("ap")(labels, scores * (1 if higher else -1))),
         }
         if expected or ties_out is not None:
             spread = ties.average_precision_range(scores * (1 if higher else -1), labels, relative)
@@ -127,31 +66,65 @@ def pair_metrics(
     return out
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: embed both columns, then score each pair by every similarity (see pair_metrics)."""
-    p = spec.protocol
-    table = data[split]
-    a1, a2, label = p["audio1_column"], p["audio2_column"], spec.data.label_column
-    table.require([a1, a2, label])
-    labels = binary_labels(table[label], f"{spec.name} column {label!r}")
-    x1, ok1 = emb.audio(table[a1])  # one column, then the other, as mteb encodes them
-    x2, ok2 = emb.audio(table[a2])
-    e1, e2, y = keep_valid(ok1 & ok2, x1, x2, labels)
-    if len(set(y.tolist())) < 2:
-        raise DataError(f"{spec.name}: every usable pair has label {int(y[0])}; average precision needs both 0 and 1")
-    expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
-    spreads: dict = {}
-    scores = pair_metrics(e1, e2, y, emb.similarity, expected, relative, spreads)
-    refs = [r for r, k in zip([*table[a1], *table[a2]], np.concatenate([ok1 & ok2, ok1 & ok2])) if k]
-    # max_ap is the best AP over the five scores, each over its own tie orders
-    main_range = None
-    if spec.main_score == "max_ap":
-        main_range = (max(s["low"] for s in spreads.values()), max(s["high"] for s in spreads.values()))
-    elif spec.main_score.endswith("_ap") and spec.main_score[:-3] in spreads:
-        one = spreads[spec.main_score[:-3]]
-        main_range = (one["low"], one["high"])
-    tied = spreads["similarity"]["tied_share"]  # of the model's own similarity: all pairs are one list
-    record = ties.record(
-        ties.distinct_clips(refs, np.concatenate([e1, e2])), len(y), main_range, relative, None, tied, expected=expected
-    )
-    return Evaluation(scores, {"ties": record})
+class PairClassification(TaskType):
+    """The pair task type (the module's docstring says what it scores and how)."""
+
+    NAME = "pair_classification"
+    LABELLED = True
+    MAIN_SCORE = "max_ap"
+    PARAMS = {
+        "audio1_column": Param("audio1", "the column of each pair's first clip"),
+        "audio2_column": Param("audio2", "the column of each pair's second clip"),
+    }
+
+    def check_labels(self, spec: TaskSpec, values: list, where: str) -> None:
+        """A pair table's labels must be 0/1 (checked when loaded; a derived table builds its own)."""
+        if not spec.derive:
+            binary_labels(values, where)
+
+    def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
+        """The metric names a pair classification result holds."""
+        kinds = ("accuracy", "f1", "precision", "recall", "ap")
+        return tuple(f"{s}_{m}" for s in ("similarity", "cosine", "manhattan", "euclidean", "dot", "max") for m in kinds)
+
+    def clip_columns(self, spec: TaskSpec) -> list[str]:
+        """The two clip columns of each pair, beside the data's audio columns."""
+        p = spec.protocol
+        return list(dict.fromkeys([*spec.data.audio_columns, p["audio1_column"], p["audio2_column"]]))
+
+    def check_columns(self, spec: TaskSpec, table: Any) -> None:
+        """Check that a table has the pair columns and the label (a non-table split is left alone)."""
+        if hasattr(table, "columns"):
+            table.require(
+                [spec.protocol["audio1_column"], spec.protocol["audio2_column"], spec.data.label_column], "pair columns"
+            )
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: embed both columns, then score each pair by every similarity (see pair_metrics)."""
+        p = spec.protocol
+        table = data[split]
+        a1, a2, label = p["audio1_column"], p["audio2_column"], spec.data.label_column
+        table.require([a1, a2, label])
+        labels = binary_labels(table[label], f"{spec.name} column {label!r}")
+        x1, ok1 = emb.audio(table[a1])  # one column, then the other, as mteb encodes them
+        x2, ok2 = emb.audio(table[a2])
+        e1, e2, y = keep_valid(ok1 & ok2, x1, x2, labels)
+        if len(set(y.tolist())) < 2:
+            raise DataError(f"{spec.name}: every usable pair has label {int(y[0])}; average precision needs both 0 and 1")
+        expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
+        spreads: dict = {}
+        scores = pair_metrics(e1, e2, y, emb.similarity, expected, relative, spreads)
+        refs = [r for r, k in zip([*table[a1], *table[a2]], np.concatenate([ok1 & ok2, ok1 & ok2])) if k]
+        # max_ap is the best AP over the five scores, each over its own tie orders
+        main_range = None
+        main = spec.main_score or self.MAIN_SCORE  # a parsed spec always names one
+        if main == "max_ap":
+            main_range = (max(s["low"] for s in spreads.values()), max(s["high"] for s in spreads.values()))
+        elif main.endswith("_ap") and main[:-3] in spreads:
+            one = spreads[main[:-3]]
+            main_range = (one["low"], one["high"])
+        tied = spreads["similarity"]["tied_share"]  # of the model's own similarity: all pairs are one list
+        record = ties.record(
+            ties.distinct_clips(refs, np.concatenate([e1, e2])), len(y), main_range, relative, None, tied, expected=expected
+        )
+        return Evaluation(scores, {"ties": record})

@@ -5,23 +5,24 @@ average precision over the whole candidate list."""
 from __future__ import annotations
 
 from ..core.errors import DataError
-from . import Evaluation, retrieval
-
-NAME = "reranking"
-MAIN_SCORE = "map_at_1000"
-PARAMS = dict(retrieval.PARAMS)
+from ..core.taskspec import TaskSpec
+from . import Data, Embeddings, Evaluation, TaskState
+from .retrieval import Retrieval
 
 
-metrics = retrieval.metrics
+class Reranking(Retrieval):
+    """Retrieval over each query's own candidates: retrieval's parameters and metrics, its own main score."""
 
+    NAME = "reranking"
+    MAIN_SCORE = "map_at_1000"
+    PARAMS = dict(Retrieval.PARAMS)
 
-def needs(spec) -> set[str]:
-    """The sides of the model the type uses: audio, and text for text-to-audio or audio-to-text tasks."""
-    return {"audio", "text"} if spec.category in ("t2a", "a2t") else {"audio"}
+    def needs(self, spec: TaskSpec) -> set[str]:
+        """The sides of the model the type uses: audio, and text for text-to-audio or audio-to-text tasks."""
+        return {"audio", "text"} if spec.category in ("t2a", "a2t") else {"audio"}
 
-
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split` as retrieval over each query's own candidates (DataError when the split has none)."""
-    if getattr(data[split], "candidates", None) is None:
-        raise DataError(f"{spec.name}: reranking needs candidate lists (a top_ranked config or [derive] kind = 'rerank')")
-    return retrieval.evaluate(data, split, emb, spec, state)
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split` as retrieval over each query's own candidates (DataError when the split has none)."""
+        if getattr(data[split], "candidates", None) is None:
+            raise DataError(f"{spec.name}: reranking needs candidate lists (a top_ranked config or [derive] kind = 'rerank')")
+        return super().evaluate(data, split, emb, spec, state)

@@ -15,38 +15,13 @@ import numpy as np
 
 from ..audio.pipeline import AudioRef
 from ..core.errors import DataError
+from ..core.taskspec import TaskSpec
 from ..data.sources import RetrievalData
 from ..metrics import ties
 from ..metrics.similarity import prepared, row_blocks, scores, similarity_matrix
-from . import Evaluation, Param
+from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 
-NAME = "retrieval"
-MAIN_SCORE = "hit_rate_at_5"
 K_VALUES = [1, 3, 5, 10, 20, 100, 1000]
-PARAMS = {
-    "k_values": Param(K_VALUES, "cut-offs of every metric", items=int, min=1),
-    "top_k": Param(1000, "documents kept per query", min=1),
-    "ignore_identical_ids": Param(False, "a document with the query's id is not a result (audio-to-audio on one pool)"),
-    "skip_first_result": Param(False, "drop each query's best result (it is the query itself)"),
-}
-
-
-def metrics(spec) -> tuple[str, ...]:
-    """The metric names a retrieval result holds for the spec's k values."""
-    ks = spec.protocol.get("k_values", K_VALUES)
-    names = [f"{m}_at_{k}" for m in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate") for k in ks]
-    names += [
-        f"nauc_{m}_at_{k}_{f}" for m in ("ndcg", "map", "recall", "precision", "mrr") for k in ks for f in ("max", "std", "diff1")
-    ]
-    return ("accuracy", *names)
-
-
-def needs(spec) -> set[str]:
-    """The sides of the model the type uses: audio, and text when queries or documents are texts."""
-    sides = {"audio"}
-    if spec.category in ("t2a", "a2t") or spec.derive.get("kind") in ("text_to_audio", "audio_to_text"):
-        sides.add("text")
-    return sides
 
 
 def embed_items(items: list, emb) -> tuple[np.ndarray, np.ndarray]:
@@ -302,30 +277,6 @@ def mean_metric(per_query: list[dict], short: str, k: int) -> float:
     return mean if short == "MRR" else round(mean, 5)
 
 
-def evaluate(data, split, emb, spec, state) -> Evaluation:
-    """Score split `split`: embed queries and corpus, rank the corpus by similarity per query (or its candidates) and compute the
-    trec_eval metrics (under a tie-aware protocol, their expected values over tie orders), with the ties record."""
-    p = spec.protocol
-    split_data = data[split]
-    if not isinstance(split_data, RetrievalData):
-        raise DataError(
-            f"{spec.name}: split {split} is a plain table; retrieval needs data.layout = 'retrieval' or a [derive] section"
-        )
-    # mteb keeps every query with a qrels entry, even one without a relevant document (it scores 0)
-    qrels = {q: docs for q, docs in split_data.qrels.items() if docs}
-    queries = [(q, v) for q, v in split_data.queries if q in qrels]
-    split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
-    clips: list = []
-    results = iter_search(split_data, emb, p["top_k"], clips_out=clips)
-    per_query: list = []
-    expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
-    bounds: dict = {}
-    adjusted = (_adjusted(qid, docs, p) for qid, docs in results)
-    out = retrieval_metrics(adjusted, qrels, p["k_values"], per_query, expected, relative, bounds)
-    _report_outcomes(emb, spec.main_score, split_data, per_query)
-    return Evaluation(out, {"ties": _ties_record(spec.main_score, clips, bounds, relative, p["k_values"], expected)})
-
-
 def _ties_record(main_score: str, clips: list, bounds: dict, relative: float, k_values, expected: bool) -> dict:
     """The split's ties record (maeb.metrics.ties.record): the main score's range over tie orders
     when it is a mean over queries, and the share of queries with ties in its top k (k of the main
@@ -378,3 +329,59 @@ def _adjusted(qid: str, docs: dict[str, float], p) -> tuple[str, dict[str, float
     if p["skip_first_result"]:
         docs = dict(sorted(docs.items(), key=lambda x: x[1], reverse=True)[1:])
     return qid, docs
+
+
+class Retrieval(TaskType):
+    """The retrieval task type (the module's docstring says what it scores and how)."""
+
+    NAME = "retrieval"
+    MAIN_SCORE = "hit_rate_at_5"
+    PARAMS = {
+        "k_values": Param(K_VALUES, "cut-offs of every metric", items=int, min=1),
+        "top_k": Param(1000, "documents kept per query", min=1),
+        "ignore_identical_ids": Param(False, "a document with the query's id is not a result (audio-to-audio on one pool)"),
+        "skip_first_result": Param(False, "drop each query's best result (it is the query itself)"),
+    }
+
+    def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
+        """The metric names a retrieval result holds for the spec's k values."""
+        ks = spec.protocol.get("k_values", K_VALUES)
+        names = [f"{m}_at_{k}" for m in ("ndcg", "map", "recall", "precision", "mrr", "hit_rate") for k in ks]
+        names += [
+            f"nauc_{m}_at_{k}_{f}"
+            for m in ("ndcg", "map", "recall", "precision", "mrr")
+            for k in ks
+            for f in ("max", "std", "diff1")
+        ]
+        return ("accuracy", *names)
+
+    def needs(self, spec: TaskSpec) -> set[str]:
+        """The sides of the model the type uses: audio, and text when queries or documents are texts."""
+        sides = {"audio"}
+        if spec.category in ("t2a", "a2t") or spec.derive.get("kind") in ("text_to_audio", "audio_to_text"):
+            sides.add("text")
+        return sides
+
+    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """Score split `split`: embed queries and corpus, rank the corpus by similarity per query (or its candidates) and compute the
+        trec_eval metrics (under a tie-aware protocol, their expected values over tie orders), with the ties record."""
+        p = spec.protocol
+        split_data = data[split]
+        if not isinstance(split_data, RetrievalData):
+            raise DataError(
+                f"{spec.name}: split {split} is a plain table; retrieval needs data.layout = 'retrieval' or a [derive] section"
+            )
+        # mteb keeps every query with a qrels entry, even one without a relevant document (it scores 0)
+        qrels = {q: docs for q, docs in split_data.qrels.items() if docs}
+        queries = [(q, v) for q, v in split_data.queries if q in qrels]
+        split_data = RetrievalData(split_data.corpus, queries, qrels, split_data.candidates)
+        clips: list = []
+        results = iter_search(split_data, emb, p["top_k"], clips_out=clips)
+        per_query: list = []
+        expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
+        bounds: dict = {}
+        adjusted = (_adjusted(qid, docs, p) for qid, docs in results)
+        out = retrieval_metrics(adjusted, qrels, p["k_values"], per_query, expected, relative, bounds)
+        main = spec.main_score or self.MAIN_SCORE  # a parsed spec always names one
+        _report_outcomes(emb, main, split_data, per_query)
+        return Evaluation(out, {"ties": _ties_record(main, clips, bounds, relative, p["k_values"], expected)})

@@ -18,7 +18,8 @@ import numpy as np
 import soundfile as sf
 
 from ...core.errors import MaebError
-from . import events, music, sounds, speech
+from ...synth import music, sounds, speech
+from . import events
 
 GENERATOR_VERSION = 3
 RATE = 16000

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from .sounds import RATE, coloured_noise
+from ...synth.sounds import RATE, coloured_noise
 
 SECONDS = 10.0
 CLASSES = ("tone", "chirp", "noise burst")

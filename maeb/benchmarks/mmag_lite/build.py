@@ -16,8 +16,8 @@ import numpy as np
 import soundfile as sf
 
 from ...core.errors import DataError
+from ...synth import scenes
 from ..lite.build import publish
-from . import scenes
 
 SIZES = {"main": 24, "voice_cloning": 12, "timestamp": 16}
 COLUMNS = ["file_name", "key", "caption", "transcript", "duration", "structured"]

@@ -11,7 +11,7 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from ...core.errors import MaebError
+from ..core.errors import MaebError
 from . import run_tool
 
 RATE = 16000
@@ -114,6 +114,6 @@ def synthesize(requests: list[dict]) -> list[np.ndarray]:
     waves = [wave for wave in out if wave is not None]
     if len(waves) != len(requests):  # every engine branch above fills its slot; a new engine must too
         raise RuntimeError(
-            f"maeb.benchmarks.lite.speech: {len(requests) - len(waves)} request(s) got no audio (an engine without a branch)"
+            f"maeb.synth.speech: {len(requests) - len(waves)} request(s) got no audio (an engine without a branch)"
         )
     return waves

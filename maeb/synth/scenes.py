@@ -1,6 +1,6 @@
 """Scene scripts and their rendering. A script (a JSON-able dict) names one clip: its duration, a
-speaker (a maeb.benchmarks.lite.speech voice) saying a sentence from an onset, a General MIDI instrument
-playing a seeded arpeggio underneath, and 1-2 foreground sound events (maeb.benchmarks.lite.sounds) where no
+speaker (a maeb.synth.speech voice) saying a sentence from an onset, a General MIDI instrument
+playing a seeded arpeggio underneath, and 1-2 foreground sound events (maeb.synth.sounds) where no
 one speaks. render() is a pure function of the script, so the reference recording and a system
 that renders the same script agree sample for sample."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.errors import DataError
-from ..lite import music, sounds, speech
+from ..core.errors import DataError
+from . import music, sounds, speech
 
 RATE = 16000
 DURATION = 6.0
