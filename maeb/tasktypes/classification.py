@@ -136,6 +136,20 @@ def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> Non
         emb.warn(f"task {emb.context}: " + "; ".join(parts))
 
 
+# the label metrics a single-label result holds (classification and zero-shot write the same set)
+LABEL_METRICS = (
+    "accuracy",
+    "f1",
+    "f1_weighted",
+    "precision",
+    "precision_weighted",
+    "recall",
+    "recall_weighted",
+    "ap",
+    "ap_weighted",
+)
+
+
 class Classification(TaskType):
     """The classification task type (the module's docstring says what it scores and how)."""
 
@@ -167,17 +181,7 @@ class Classification(TaskType):
 
     def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
         """The metric names a classification result holds."""
-        return (
-            "accuracy",
-            "f1",
-            "f1_weighted",
-            "precision",
-            "precision_weighted",
-            "recall",
-            "recall_weighted",
-            "ap",
-            "ap_weighted",
-        )
+        return LABEL_METRICS
 
     def planned_clips(self, spec: TaskSpec, split: str, stats: dict) -> tuple[int, float]:
         """(clips, hours) a run embeds of a split: of a separate train split only the few-shot draws."""

@@ -14,7 +14,7 @@ from ..core.taskspec import TaskSpec
 from ..metrics import perclass, ties
 from ..metrics.similarity import similarity_matrix
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
-from .classification import binary_ap, label_metrics
+from .classification import LABEL_METRICS, binary_ap, label_metrics
 
 
 def candidates(labels: list, p: dict) -> tuple[list, list[str]]:
@@ -57,17 +57,7 @@ class ZeroshotClassification(TaskType):
 
     def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
         """The metric names a zero-shot result holds."""
-        return (
-            "accuracy",
-            "f1",
-            "f1_weighted",
-            "precision",
-            "precision_weighted",
-            "recall",
-            "recall_weighted",
-            "ap",
-            "ap_weighted",
-        )
+        return LABEL_METRICS
 
     def needs(self, spec: TaskSpec) -> set[str]:
         """The sides of the model the type uses: audio and text."""
