@@ -3,7 +3,8 @@
 LogisticRegression(max_iter=100, random_state=seed) on `samples_per_label` clips per label, drawn
 by a seeded shuffle that is re-applied to the same index list for each experiment. With a separate
 train split: 10 experiments, all scored on the eval split. When the eval split is the train split
-(cross-validation): KFold(5, shuffle, seed), each training fold still cut to 8 per label."""
+(cross-validation): KFold(5, shuffle, seed), each training fold still cut to 8 per label. Whether
+each experiment's fit converged is recorded under the result's maeb.evaluation (`convergence`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ..core.taskspec import TaskSpec
 from ..metrics import perclass
 from ..metrics.registry import get_metric
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, confound, control, keep_valid, make_params
-from .probe import linear_probe, probe_of
+from .probe import Convergence, fitted, linear_probe, probe_of
 
 
 def undersample(labels, idxs: list[int] | None, per_label: int, seed: int) -> tuple[list[int], list[int]]:
@@ -86,6 +87,7 @@ def _fit_predict(x_train, y_train, x_test, p, probe: str = "mteb") -> np.ndarray
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(x_train, y_train)
+    fitted(model)  # counted where an experiment's fit is collected (Convergence.collecting)
     return model.predict(x_test)
 
 
@@ -229,8 +231,10 @@ class Classification(TaskType):
             classes = perclass.classes(y.tolist())
             correct = np.zeros(len(y))
             shuffled = control.of(emb, p)
+            fits = Convergence()  # the experiments' fits (not the control's or the confound probes')
             for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
-                pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
+                with fits.collecting():
+                    pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
                 results.append(label_metrics(y[test_idx], pred))
                 blocks.append(perclass.single_label(y[test_idx], pred, classes))
                 correct[test_idx] = pred == y[test_idx]
@@ -239,6 +243,7 @@ class Classification(TaskType):
             # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
             emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
             info: dict = {} if shuffled is None else shuffled.info()
+            info["convergence"] = fits.record()
             if columns:
                 kept = {c: v[ok] for c, v in nuisance.items()}
                 info["confounds"] = confound.run(emb, x, y, kept, p, _confound_metric(spec), probe_of(emb))
@@ -271,9 +276,11 @@ class Classification(TaskType):
         classes = perclass.classes(y_train.tolist() + y_test.tolist())
         correct = np.zeros(len(y_test))
         shuffled = control.of(emb, p)
+        fits = Convergence()  # the experiments' fits (not the control's or the confound probes')
         for chosen in emb.progress(draws, "experiments"):
             rows = [position[i] for i in chosen]
-            pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
+            with fits.collecting():
+                pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
             results.append(label_metrics(y_test, pred))
             blocks.append(perclass.single_label(y_test, pred, classes))
             correct += (pred == y_test) / len(draws)
@@ -281,6 +288,7 @@ class Classification(TaskType):
                 shuffled.add(_refit, x_union[rows], y_train[chosen], x_test, y_test)
         emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
         info = {} if shuffled is None else shuffled.info()
+        info["convergence"] = fits.record()
         if columns:  # the pool: the drawn training clips and the evaluated ones
             pool_x = np.concatenate([x_union, x_test])
             pool_y = np.concatenate([np.asarray(y_train[union], dtype=object), np.asarray(y_test, dtype=object)])

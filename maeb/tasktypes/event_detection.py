@@ -18,6 +18,8 @@ Probe: every frame of the train split (at most max_train_frames, drawn with the 
 training row, standardised, with one binary target per class: whether the frame's centre time
 lies inside an event of that class (onset <= t < offset). One logistic regression per class
 (one-vs-rest, so classes may overlap; a class the sample never shows active gets probability 0).
+Whether they converged (fewer iterations than max_iter) is recorded under the result's
+maeb.evaluation (`convergence`: one fit, the largest count over the classes).
 Decoding: per eval clip and class, frames with probability >= threshold are active, the activity
 is median-filtered over median_filter_seconds (an odd number of frames, at least 1), and each run
 of active frames becomes an event from the first frame's centre minus half a hop to the last
@@ -58,6 +60,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .probe import Convergence
 
 if TYPE_CHECKING:
     from ..engine.embed import Embedder
@@ -390,6 +393,8 @@ class EventDetection(TaskType):
             keep = np.sort(np.random.default_rng(p["seed"]).choice(len(x), p["max_train_frames"], replace=False))
             x, y = x[keep], y[keep]
         probe = _fit(x, y, p)
+        fits = Convergence()  # one fit: the largest count over the classes' LogisticRegressions
+        fits.add(probe[1])
 
         test_frames = _frames(emb, spec, test)
         names = test[spec.data.audio_column]
@@ -425,6 +430,7 @@ class EventDetection(TaskType):
             "eval_clips": len(references),
             "frame_hop_seconds": _hop(test_frames),
             "frame_fingerprints": {"train": fingerprint(train_frames), split: fingerprint(test_frames)},
+            "convergence": fits.record(),
         }
         lines = "".join(json.dumps(row) + "\n" for row in shown)
         files = {"predicted_events.jsonl": lines}  # not .json: result folders are read for .json results

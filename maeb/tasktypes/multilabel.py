@@ -3,7 +3,9 @@
 MultiOutputClassifier(LogisticRegression()) per experiment; the training sample grows greedily
 over a shuffled index list until every label has `samples_per_label` examples (the shuffles come
 from one task-wide numpy Generator, as in mteb); eval splits above `max_eval_samples` rows are cut
-by second-order iterative stratification. LRAP is computed on predicted probabilities."""
+by second-order iterative stratification. LRAP is computed on predicted probabilities. Whether each
+experiment's fit converged (every label's LogisticRegression) is recorded under the result's
+maeb.evaluation (`convergence`)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from ..data.sampling import iterative_stratified_subset
 from ..metrics import perclass
 from ..metrics.registry import get_metric
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, control, keep_valid
-from .probe import linear_probe, probe_of
+from .probe import Convergence, fitted, linear_probe, probe_of
 
 
 def grow_sample(label_sets: list[list], per_label: int, rng: np.random.Generator) -> list[int]:
@@ -70,6 +72,7 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb", labels=())
             model.fit(x_train, y_train)
             proba = np.stack([c[:, 1] for c in model.predict_proba(x_test)], axis=1)
             pred = model.predict(x_test)
+        fitted(model)  # counted where an experiment's fit is collected (Convergence.collecting)
         scores = {
             "accuracy": float((pred == y_test).all(axis=1).mean()),
             "lrap": float(get_metric("lrap")(y_test, proba)),
@@ -130,6 +133,7 @@ class MultilabelClassification(TaskType):
         known = set(binarizer.classes_)
         results, blocks = [], []
         shuffled = control.of(emb, p)
+        fits = Convergence()  # the experiments' fits (not the shuffled control's)
 
         def _refit(x_train, y_train) -> float | None:  # the shuffled control's experiment
             return _scores(y_test, x_test, x_train, y_train, p, probe_of(emb))[0].get(spec.main_score)
@@ -137,7 +141,8 @@ class MultilabelClassification(TaskType):
         for chosen in emb.progress(draws, "experiments"):
             x_train = x_union[[position[i] for i in chosen]]
             y_train = binarizer.transform([[lab for lab in train_labels[i] if lab in known] for i in chosen])
-            scores, block = _scores(y_test, x_test, x_train, y_train, p, probe_of(emb), list(binarizer.classes_))
+            with fits.collecting():
+                scores, block = _scores(y_test, x_test, x_train, y_train, p, probe_of(emb), list(binarizer.classes_))
             results.append(scores)
             blocks.append(block)
             if shuffled is not None:  # the same draw, its label sets permuted among its clips (maeb.tasktypes.control)
@@ -145,4 +150,6 @@ class MultilabelClassification(TaskType):
         out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
         out["scores_per_experiment"] = results
         out["per_class"] = perclass.mean_blocks(blocks)
-        return Evaluation(out, {} if shuffled is None else shuffled.info())
+        info = {} if shuffled is None else shuffled.info()
+        info["convergence"] = fits.record()
+        return Evaluation(out, info)
