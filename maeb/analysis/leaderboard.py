@@ -91,6 +91,7 @@ class Row:
     tasks: dict[str, float | None] = field(default_factory=dict)
     leaks: dict[str, int] = field(default_factory=dict)  # task -> clips shared by its training and evaluation splits
     tie_dependent: list[str] = field(default_factory=list)  # tasks whose score moves with the order of tied items
+    fragile: list[str] = field(default_factory=list)  # tasks whose score rounding-level noise moves by over one item's share
 
 
 @dataclass
@@ -145,6 +146,7 @@ def aggregate(
     revisions: dict[str, set[str]] = defaultdict(set)
     leaks: dict[tuple[str, str], int] = {}
     tied: set[tuple[str, str]] = set()
+    fragile: set[tuple[str, str]] = set()
     for s in scores:
         if wanted is not None and s.task not in wanted:
             continue
@@ -157,6 +159,8 @@ def aggregate(
             leaks[(s.model, s.task)] = max(leaks.get((s.model, s.task), 0), s.shared_clips)
         if s.tie_dependent:
             tied.add((s.model, s.task))
+        if s.fragile:  # any of the cell's files (splits, subsets) says so
+            fragile.add((s.model, s.task))
     present = sorted({task for _, task in values}, key=lambda t: (tasks.index(t) if tasks and t in tasks else 0, t))
     seen_subsets: dict[str, set] = defaultdict(set)
     seen_splits: dict[str, set] = defaultdict(set)
@@ -189,6 +193,7 @@ def aggregate(
         row = Row(model, sorted(revisions[model]), points=points[model], tasks=per_task)
         row.leaks = {t: leaks[(model, t)] for t in present if (model, t) in leaks}
         row.tie_dependent = [t for t in present if (model, t) in tied]
+        row.fragile = [t for t in present if (model, t) in fragile and per_task[t] is not None]  # cells with a value
         row.n_tasks = sum(v is not None for v in per_task.values())
         row.mean_task = _mean_or_none(list(per_task.values()))
         by_type = defaultdict(list)

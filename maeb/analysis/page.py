@@ -24,6 +24,9 @@ from .report import (
     _experiment_note,
     _flat,
     _flat_note,
+    _fragile,
+    _fragile_note,
+    _fragile_span,
     _leak_note,
     _leak_span,
     _task_pct,
@@ -185,7 +188,8 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         for t in board.tasks:
             v = r.tasks.get(t.name)
             where = f"{r.model} on {t.name}: {_task_pct(board, r, t.name) or 'no complete result'}; {provenance(board, r.model, t.name)}"
-            text = html.escape(pct(v)) + _leak_span(r, t.name) + _tie_span(r, t.name) if v is not None else "–"
+            marks = _leak_span(r, t.name) + _tie_span(r, t.name) + _fragile_span(r, t.name)
+            text = html.escape(pct(v)) + marks if v is not None else "–"
             cells.append(
                 f'<td class="task{hidden}" data-task="{html.escape(t.name)}" data-v="{"" if v is None else v}"'
                 f'{_colour(v, t.lower_is_better)} title="{html.escape(where)}">{text}</td>'
@@ -299,7 +303,10 @@ def _figures(board: Board, model_cards: dict[str, Card], results: Iterable[Path]
 def _page_data(board: Board, model_cards: dict[str, Card]) -> dict:
     """What the model card dialog shows: each card, and each model's per-task scores, intervals and provenance."""
     scores = {
-        r.model: [[t.name, t.type, _task_pct(board, r, t.name) or "–", provenance(board, r.model, t.name)] for t in board.tasks]
+        r.model: [
+            [t.name, t.type, (_task_pct(board, r, t.name) or "–") + _fragile(r, t.name), provenance(board, r.model, t.name)]
+            for t in board.tasks
+        ]
         for r in board.rows
     }
     return {"cards": {m: c.as_dict() for m, c in model_cards.items()}, "scores": scores}
@@ -438,6 +445,7 @@ def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
             ("experiments", _experiment_note(board)),
             ("leaks", _leak_note(board)),
             ("ties", _tie_note(board)),
+            ("fragile", _fragile_note(board)),
             ("separation", _flat_note(flat)),
             ("clustering-chance", _clustering_note(board, base)),
         )

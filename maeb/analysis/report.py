@@ -57,6 +57,7 @@ def to_csv(board: Board) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     task_names = [t.name for t in board.tasks]
+    fragile = _any_fragile(board)  # the column only where a cell is fragile (as the JSON's key)
     writer.writerow(
         [
             "model",
@@ -67,6 +68,7 @@ def to_csv(board: Board) -> str:
             *board.types,
             *map(csv_safe, task_names),
             "tie_dependent",
+            *(["fragile"] if fragile else []),
         ]
     )
     for r in board.rows:
@@ -80,6 +82,7 @@ def to_csv(board: Board) -> str:
                 *(_num(r.types.get(t)) for t in board.types),
                 *(_num(r.tasks.get(t)) for t in task_names),
                 csv_safe(";".join(r.tie_dependent)),  # the tasks whose score moves with the order of tied items
+                *([csv_safe(";".join(r.fragile))] if fragile else []),  # the tasks whose score is fragile
             ]
         )
     return buf.getvalue()
@@ -89,11 +92,14 @@ def to_csv_by_task(board: Board) -> str:
     """Tasks as rows, one column per model (the model's score; empty where it is missing)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["task", "type", "category", "domains", *(csv_safe(r.model) for r in board.rows), "tie_dependent"])
+    fragile = _any_fragile(board)
+    head = ["task", "type", "category", "domains", *(csv_safe(r.model) for r in board.rows), "tie_dependent"]
+    writer.writerow(head + (["fragile"] if fragile else []))
     for t in board.tasks:
         tied = csv_safe(";".join(r.model for r in board.rows if t.name in r.tie_dependent))
         described = [csv_safe(t.name), t.type, t.category or "", csv_safe(";".join(t.domains))]
-        writer.writerow([*described, *(_num(r.tasks.get(t.name)) for r in board.rows), tied])
+        marked = [csv_safe(";".join(r.model for r in board.rows if t.name in r.fragile))] if fragile else []
+        writer.writerow([*described, *(_num(r.tasks.get(t.name)) for r in board.rows), tied, *marked])
     return buf.getvalue()
 
 
@@ -101,11 +107,13 @@ def to_json(board: Board) -> dict:
     """The leaderboard's JSON results file: tasks, per-model ranks, means and scores (6 places), the
     uncertainty where computed; `generated` is the time of writing in UTC. A task's chance and majority
     levels (None where its results record none), why it separates no models (None where it does) and,
-    where its results record one, its label-shuffled control (`shuffled`)."""
+    where its results record one, its label-shuffled control (`shuffled`). Where any cell is fragile
+    (maeb.stability), each model's `fragile` says per task whether its score is; absent, none is."""
     from .baselines import board_baselines, board_shuffled
 
     base, shuffled = board_baselines(board), board_shuffled(board)
     flat = _flat(board, base)
+    fragile = _any_fragile(board)
     return {
         "benchmark": board.benchmark,
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -146,6 +154,7 @@ def to_json(board: Board) -> dict:
                 "scores": {k: (None if v is None else _num(v)) for k, v in r.tasks.items()},
                 "train_eval_shared_clips": dict(r.leaks),
                 "tie_dependent": list(r.tie_dependent),
+                **({"fragile": {t: t in r.fragile for t in r.tasks}} if fragile else {}),  # only where a cell is
             }
             for r in board.rows
         ],
@@ -167,6 +176,28 @@ def _rank_columns(board: Board, row) -> list[str]:
 LEAK_MARK = "†"  # a dagger: results scored with clips shared by the training and evaluation splits
 TIE_MARK = "‡"  # a double dagger: a score that moves with the order of tied items (maeb.ties)
 FLAT_MARK = "≈"  # after a task's name: its models are not separated (maeb.analysis.baselines.not_separating)
+# a section sign after a score that rounding-level noise in the vectors moves by more than one item's share
+# (the result's maeb.stability "fragile"); not a dagger, which LEAK_MARK already is
+FRAGILE_MARK = "§"
+FRAGILE_LEGEND = (
+    f"{FRAGILE_MARK}: fragile: rounding-level noise in the vectors (another CPU) moves this score by more than one "
+    "item's share; compare such cells with their band, not to the last digit"
+)
+
+
+def _any_fragile(board: Board) -> bool:
+    return any(r.fragile for r in board.rows)
+
+
+def _fragile(row, task: str) -> str:
+    """FRAGILE_MARK after a task's score that the result's stability record calls fragile."""
+    return FRAGILE_MARK if task in row.fragile else ""
+
+
+def _fragile_note(board: Board) -> str:
+    """The legend of FRAGILE_MARK, naming each model and task it marks; "" when nothing is marked."""
+    marked = [f"{r.model} on {t}" for r in board.rows for t in r.fragile]
+    return f"{FRAGILE_LEGEND} (the result's maeb.stability): {', '.join(marked)}." if marked else ""
 
 
 def _tie(row, task: str | None = None) -> str:
@@ -232,7 +263,7 @@ def to_markdown(board: Board, per_task=None) -> str:
         cells += [f"{r.n_tasks}/{len(board.tasks)}"]
         cells += [pct(r.types.get(t)) for t in board.types] + [pct(r.groups.get(g)) for g in groups]
         cells += [pct(r.domains.get(d)) for d in board.domains]
-        cells += [_task_pct(board, r, t) + (LEAK_MARK if t in r.leaks else "") + _tie(r, t) for t in tasks]
+        cells += [_task_pct(board, r, t) + (LEAK_MARK if t in r.leaks else "") + _tie(r, t) + _fragile(r, t) for t in tasks]
         rows.append(cells)
     lines = markdown_table(head, rows)
     title = (
@@ -244,7 +275,8 @@ def to_markdown(board: Board, per_task=None) -> str:
     if board.uncertainty is not None:
         title += f" Uncertainty: {board.uncertainty.summary()}."
     text = title + "\n\n" + "\n".join(lines) + "\n"
-    for note in (_experiment_note(board), _leak_note(board), _tie_note(board), _flat_note(flat)):
+    fragile = _fragile_note(board) if tasks else ""  # (the tasks-as-rows table has its own)
+    for note in (_experiment_note(board), _leak_note(board), _tie_note(board), fragile, _flat_note(flat)):
         if note:
             text += "\n" + note + "\n"
     if orientation == "rows":
@@ -264,7 +296,10 @@ def to_markdown_by_task(board: Board) -> str:
             t.name + (f" {FLAT_MARK}" if t.name in flat else ""),
             t.type,
             *(
-                (_task_pct(board, r, t.name) or "–") + (LEAK_MARK if t.name in r.leaks else "") + _tie(r, t.name)
+                (_task_pct(board, r, t.name) or "–")
+                + (LEAK_MARK if t.name in r.leaks else "")
+                + _tie(r, t.name)
+                + _fragile(r, t.name)
                 for r in board.rows
             ),
         ]
@@ -280,7 +315,7 @@ def to_markdown_by_task(board: Board) -> str:
         head.append("Shuffled")
         for row, t in zip(rows, board.tasks):
             row.append(pct(shuffled[t.name]) if t.name in shuffled else "–")
-    notes = [n for n in (_flat_note(flat), _clustering_note(board, base)) if n]
+    notes = [n for n in (_fragile_note(board), _flat_note(flat), _clustering_note(board, base)) if n]
     return "\n".join(markdown_table(head, rows)) + "\n" + "".join("\n" + n + "\n" for n in notes)
 
 
@@ -335,6 +370,13 @@ def _tie_span(row, task: str | None = None) -> str:
     return f' <span class="ties" title="{html.escape(why)}">{TIE_MARK}</span>'
 
 
+def _fragile_span(row, task: str) -> str:
+    """FRAGILE_MARK after a fragile score, its reason on hover."""
+    if not _fragile(row, task):
+        return ""
+    return f' <span class="fragile" title="{html.escape(FRAGILE_LEGEND)}">{FRAGILE_MARK}</span>'
+
+
 def _tasks_table(board: Board) -> str:
     """Tasks as rows, models as columns."""
     from .baselines import board_baselines, board_shuffled
@@ -347,7 +389,13 @@ def _tasks_table(board: Board) -> str:
     for t in board.tasks:
         cells = [cell(t.name, html.escape(t.name)), cell(t.type, html.escape(t.type))]
         cells += [
-            cell(r.tasks.get(t.name), html.escape(_task_pct(board, r, t.name)) + _leak_span(r, t.name) + _tie_span(r, t.name))
+            cell(
+                r.tasks.get(t.name),
+                html.escape(_task_pct(board, r, t.name))
+                + _leak_span(r, t.name)
+                + _tie_span(r, t.name)
+                + _fragile_span(r, t.name),
+            )
             for r in board.rows
         ]
         if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)

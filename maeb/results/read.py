@@ -89,6 +89,7 @@ class Score:
     source: str = ""
     shared_clips: int = 0  # clips byte-identical in the training and an evaluation split (maeb.data.sources)
     tie_dependent: bool = False  # the result's maeb.ties says this score moves with the order of tied items
+    fragile: bool = False  # the result's maeb.stability says rounding-level noise moves it by more than one item's share
 
 
 @dataclass
@@ -338,6 +339,8 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
     leak = (extra.get("data") or {}).get("train_eval_shared_clips") if isinstance(extra.get("data"), dict) else None
     leak = leak if isinstance(leak, int) and not isinstance(leak, bool) and leak > 0 else 0
     tie_records: dict = extra["ties"] if isinstance(extra.get("ties"), dict) else {}
+    # maeb.stability's "fragile" (maeb.run.stability): absent in older files, which count as not fragile
+    fragile = isinstance(extra.get("stability"), dict) and extra["stability"].get("fragile") is True
     scores, seen = [], set()
     for split, entries in data["scores"].items():
         if not isinstance(entries, list):
@@ -376,6 +379,7 @@ def _read_file(path: Path, lookup: Lookup, wanted, out: Results, recorded: dict)
                     str(path),
                     leak,
                     _tie_dependent(tie_records, split, subset),
+                    fragile,
                 )
             )
     return _Group(str(path), task, tuple(splits), scores)
