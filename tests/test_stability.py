@@ -115,10 +115,12 @@ def test_an_unperturbed_replay_of_any_block_reproduces_the_base_experiments(repo
 
 def test_the_unconverged_probe_moves_and_the_stable_protocol_does_not(repo, tmp_path):
     spec = spec_of(repo, "classification", cross_validation=True)
-    mteb = evaluate_task(spec, embedder(tmp_path / "a"), stability_replays=6)
+    # 32 replays (the default): 6 once sufficed here, but an unconverged fit moves in only some draws
+    mteb = evaluate_task(spec, embedder(tmp_path / "a"), stability_replays=32)
     stable = evaluate_task(spec, embedder(tmp_path / "b", "mteb-2.26-stable"), stability_replays=6)
-    assert mteb.stability["refits"] == stable.stability["refits"] == 6  # 5 folds: one refit per replay
+    assert mteb.stability["refits"] == 32 and stable.stability["refits"] == 6  # 5 folds: one refit per replay
     assert mteb.stability["moved"] > 0 and mteb.stability["band"] > 0.01
+    assert mteb.stability["fragile"] is True and stable.stability["fragile"] is False  # beyond one item's share, or not
     assert stable.stability["moved"] == 0 and stable.stability["band"] == 0.0
     # six unmoved samples are no evidence of exactness (two were once taken for it, and another
     # OpenBLAS kernel moved that k-means cell): the band is 0, the cell is not called exact
@@ -209,7 +211,7 @@ def test_a_score_that_depends_on_tie_order_gets_a_band(tied_repo, tmp_path, kind
     spec = tied_spec(tied_repo, kind)
     outcome = evaluate_task(spec, embedder(tmp_path), stability_replays="auto")
     record = outcome.stability
-    assert record["method"] == "replay" and record["replays"] == 8  # auto: 8 for every embedding type
+    assert record["method"] == "replay" and record["replays"] == 32  # auto: 32 for every embedding type
     assert record["moved"] > 0 and record["band"] > 0 and record["exact"] is False
     assert record["eps"] == {"audio": "3e-06", "text": "3e-06"}
     assert record["quantum"] == round(1 / {"pair_classification": 40}.get(kind, 36), 6)  # one query, pair or clip
