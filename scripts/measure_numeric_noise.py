@@ -32,6 +32,11 @@ CONFIGS = {
     "one-thread": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MAEB_TORCH_THREADS": "1"},
     "ct2-avx2": {"CT2_FORCE_CPU_ISA": "AVX2"},
     "torch-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
+    # ONNX Runtime heeds no instruction-set variable: its graph fusions and thread count are what a
+    # set-up here can change (another CPU also changes its kernels, which nothing here imitates)
+    "ort-no-fusion": {"MAEB_ORT_OPTIMIZATION": "disable"},
+    "ort-basic-fusion": {"MAEB_ORT_OPTIMIZATION": "basic"},
+    "ort-2-threads": {"MAEB_ORT_THREADS": "2"},
     # every library's instruction set imitated together (scripts/parity.py --imitate; lite --check's set-ups)
     **{f"imitate-{name}": setup for name, setup in IMITATE.items()},
 }
@@ -39,8 +44,33 @@ WORDS = Path(__file__).resolve().parent.parent / "maeb" / "benchmarks" / "lite" 
 TASKS = ["LiteSpokenDigits", "LiteSoundEvents", "LiteInstrumentFamily", "LiteLanguageID"]
 
 
+def ort_settings() -> None:
+    """Every ONNX Runtime session of this process built with MAEB_ORT_OPTIMIZATION's graph
+    optimisation level and MAEB_ORT_THREADS intra-op threads (an ONNX model's set-up)."""
+    level, threads = os.environ.get("MAEB_ORT_OPTIMIZATION"), os.environ.get("MAEB_ORT_THREADS")
+    if not (level or threads):
+        return
+    import onnxruntime as ort
+
+    original = ort.InferenceSession
+
+    def session(path, sess_options=None, *rest, **kwargs):
+        options = sess_options or ort.SessionOptions()
+        if level:
+            options.graph_optimization_level = {
+                "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            }[level]
+        if threads:
+            options.intra_op_num_threads = int(threads)
+        return original(path, options, *rest, **kwargs)
+
+    ort.InferenceSession = session
+
+
 def worker(args) -> None:
     """Embed the clips with every model into a fresh cache; save the vectors."""
+    ort_settings()
     if os.environ.get("MAEB_TORCH_THREADS"):
         import torch
 

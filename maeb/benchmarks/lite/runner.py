@@ -46,9 +46,11 @@ def evaluate(
     unexpected errors raise with their traceback (RunOptions.debug); protocol: another reference
     protocol than the default (its results go to the experiments folder)."""
     from ...core.errors import MaebError, MissingPackage
+    from . import vectors
 
     specs = lite_specs(tasks)
     seconds, skipped = {}, {}
+    names = None
     for name in models:
         meta = catalog.find_model(name)
         started = time.perf_counter()
@@ -66,17 +68,50 @@ def evaluate(
         if protocol is not None:
             cfg = replace(cfg, protocol=protocol)
         try:
-            run(meta, specs, cfg, log=_log)
+            summary = run(meta, specs, cfg, log=_log)
         except MissingPackage as exc:  # one model's optional package must not stop the others
             skipped[meta.name] = str(exc)
             _log(f"{meta.name}: skipped: {exc}")
             continue
+        if names is None:
+            names = vectors.clip_names(lite_dir or under_cache(cache_dir))
+        save_vectors(meta, summary, Path(output_dir), cache_dir, names)
         seconds[meta.name] = round(time.perf_counter() - started, 1)
     if skipped:
         _log(f"skipped {len(skipped)} of {len(models)} models for missing packages: {', '.join(skipped)} (see above)")
         if not seconds:
             raise MaebError("every model was skipped for missing packages: " + "; ".join(skipped.values()))
     return seconds
+
+
+def save_vectors(meta, summary, output_dir: Path, cache_dir: Path, names: dict[str, str]) -> Path | None:
+    """The model's vectors of this run as a file beside its results (maeb.benchmarks.lite.vectors):
+    those of MAEB-lite's clips (names: clip files by content key) and of the texts in its cache."""
+    from ...run.numeric_env import numeric_env
+    from . import vectors
+
+    payloads = [r.payload for r in summary.results if isinstance((r.payload.get("maeb") or {}).get("encoder"), dict)]
+    if not payloads:
+        return None
+    encoder = payloads[0]["maeb"]["encoder"]
+    cache = Path(cache_dir) / "embeddings" / encoder["cache"]
+    if not cache.is_file():
+        return None
+    # MAEB-lite's clips and every text: a shared cache may hold the model's vectors of other data too
+    found = {k: v for k, v in vectors.read_cache(cache).items() if k in names or k.startswith("t:")}
+    if not found:
+        return None
+    meta_record = {
+        "model": meta.name,
+        "family": meta.family,
+        "cache": encoder["cache"],
+        "config": encoder.get("config"),
+        "software": encoder.get("software"),
+        "protocol": (payloads[0]["maeb"].get("protocol") or {}).get("name"),
+        "texts": sum(1 for k in found if k.startswith("t:")),
+        "numeric_env": numeric_env(),
+    }
+    return vectors.write(vectors.file_of(output_dir, meta.name), found, names, meta_record)
 
 
 def lite_specs(tasks: list[str] | None = None) -> list:
@@ -202,12 +237,13 @@ def _main(
     )
     _log(f"results and leaderboard.{{md,html,json,csv}} in {output_dir}; open leaderboard.html in a browser to explore them")
     if check:
-        from .check import compare, report
+        from .verdict import check as staged_check
+        from .verdict import report
 
         # only the cells this command ran: other models' or tasks' cells do not count as missing
         ran_models = None if models is None else names
         ran_tasks = None if options["tasks"] is None else [s.name for s in specs]
-        cells = compare(reference, Path(output_dir), tolerance, ran_models, ran_tasks)
-        print(report(cells, tolerance), end="")
-        return 0 if all(c.agrees for c in cells) else 1
+        verdict = staged_check(reference, Path(output_dir), folder, tolerance, ran_models, ran_tasks)
+        print(report(verdict, reference, Path(output_dir)), end="")
+        return 0 if verdict.passed else 1
     return 0
