@@ -10,7 +10,8 @@ evaluator bands (`make regen-lite`).
    (vectors/ORG__MODEL.npz, maeb.benchmarks.lite.vectors). A cell whose band is not measured stops
    the script.
 2. The evaluator bands: the run's vectors scored again (maeb.benchmarks.lite.evaluators) under every
-   OpenBLAS kernel this CPU can run (OPENBLAS_CORETYPE); per cell the largest move from the run's
+   OpenBLAS kernel this CPU can run (OPENBLAS_CORETYPE) and torch's instruction sets
+   (ATEN_CPU_CAPABILITY with MKL_ENABLE_INSTRUCTIONS); per cell the largest move from the run's
    score is the evaluator's own spread, stored in the model's vectors file ("evaluators").
 3. The leaderboards are rewritten and the folder replaces --out.
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from maeb.benchmarks.lite import vectors
 from maeb.benchmarks.lite.check import _results, stability_of, unmeasured
 from maeb.benchmarks.lite.runner import MODELS, leaderboard, reference_dir
-from maeb.run.numeric_env import NEEDS, cpu_flags
+from maeb.run.numeric_env import NEEDS, cpu_flags, imitable
 
 # the slowest model alone, the others together: two processes take about as long
 GROUPS = [["maeb/whisper-tiny.en-minilm-transcript-clipwindow"], [m for m in MODELS if "transcript" not in m]]
@@ -64,31 +65,47 @@ def native_run(work: Path, replays: str, jobs: int) -> Path:
     return native
 
 
-def kernels() -> list[str]:
-    """The OpenBLAS kernels this CPU can run (a kernel whose instructions it lacks would crash)."""
+# torch computes the ranking types' similarities (MKL and its own kernels): imitated apart from OpenBLAS
+TORCH_SETUPS = {
+    "torch default + MKL SSE4_2": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},
+    "torch avx2 + MKL AVX2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    "torch avx512 + MKL AVX512": {"ATEN_CPU_CAPABILITY": "avx512", "MKL_ENABLE_INSTRUCTIONS": "AVX512"},
+}
+
+
+def setups() -> dict[str, dict[str, str]]:
+    """The evaluator set-ups this CPU can run: every OpenBLAS kernel (numpy, scipy, scikit-learn:
+    the probes and k-means) and torch's instruction sets (the similarities); a kernel whose
+    instructions the CPU lacks would crash, so it is left out."""
     flags = cpu_flags() or set()
-    return [name for name, needs in NEEDS["OPENBLAS_CORETYPE"].items() if needs <= flags]
+    out = {name: {"OPENBLAS_CORETYPE": name} for name, needs in NEEDS["OPENBLAS_CORETYPE"].items() if needs <= flags}
+    for name, setup in TORCH_SETUPS.items():
+        keep, left = imitable(setup, flags)
+        if not left:
+            out[name] = keep
+    return out
 
 
 def evaluator_bands(native: Path, work: Path, jobs: int) -> dict[str, dict[str, dict]]:
-    """Per model and task: the board score of the run's vectors under each OpenBLAS kernel, and
+    """Per model and task: the board score of the run's vectors under each evaluator set-up, and
     the largest move from the run's own score."""
 
-    def scored(kernel: str) -> dict:
+    def scored(name: str) -> dict:
         cmd = [sys.executable, "-m", "maeb.benchmarks.lite.evaluators", str(native), "--dir", str(work / "lite-data")]
-        env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
-        print(f"evaluators under OPENBLAS_CORETYPE={kernel}", flush=True)
-        return json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+        print(f"evaluators under {name}", flush=True)
+        done = subprocess.run(cmd, env={**os.environ, **chosen[name]}, check=True, capture_output=True, text=True)
+        return json.loads(done.stdout)
 
-    found = dict(zip(kernels(), ThreadPoolExecutor(max_workers=jobs).map(scored, kernels())))
+    chosen = setups()
+    found = dict(zip(chosen, ThreadPoolExecutor(max_workers=jobs).map(scored, chosen)))
     cells = _results(native)
     out: dict[str, dict[str, dict]] = {}
     for (model, task), data in cells.items():
         base = main_of(data)
-        by_kernel = {k: table.get(model, {}).get(task) for k, table in found.items()}
-        by_kernel = {k: v for k, v in by_kernel.items() if v is not None}
-        spread = max((abs(v - base) for v in by_kernel.values()), default=0.0)
-        out.setdefault(model, {})[task] = {"kernels": by_kernel, "spread": round(spread, 6)}
+        by_setup = {k: table.get(model, {}).get(task) for k, table in found.items()}
+        by_setup = {k: v for k, v in by_setup.items() if v is not None}
+        spread = max((abs(v - base) for v in by_setup.values()), default=0.0)
+        out.setdefault(model, {})[task] = {"kernels": by_setup, "spread": round(spread, 6)}
     return out
 
 

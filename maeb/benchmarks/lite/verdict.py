@@ -80,20 +80,23 @@ def _fingerprint(data: dict, what: str):
 
 
 def evaluator_allowance(reference: dict, bands: dict | None) -> tuple[float, str]:
-    """How far the reference's vectors scored here may move a cell's score: MARGIN times the
-    spread the reference measured across OpenBLAS kernels (0 where none moved it), and for a
-    fragile cell MARGIN times its rounding band (another CPU's evaluator rounds differently, and a
-    fragile cell turns any rounding into a move of that size)."""
+    """How far the reference's vectors scored here may move a cell's score, the largest of: MARGIN
+    times the spread the reference measured across evaluator set-ups (OpenBLAS kernels, torch's
+    instruction sets); MARGIN times the cell's rounding band (another CPU's evaluator rounds
+    otherwise, and rounding-level noise moves the cell by that much: a fragile cell's move); one
+    item's share (an unmeasured kernel flipping one clip, query or pair, as rounding does in a
+    cell that is not fragile)."""
     spread = float((bands or {}).get("spread", 0.0))
     record = stability_of(reference)
-    fragile = bool(record.get("fragile")) and isinstance(record.get("band"), (int, float))
-    rounding = MARGIN * float(record["band"]) if fragile else 0.0
-    if rounding > MARGIN * spread:
-        return rounding, f"fragile: {MARGIN:g} x its rounding band"
-    if spread > 0:
-        kernels = ", ".join(sorted((bands or {}).get("kernels", {})))
-        return MARGIN * spread, f"{MARGIN:g} x the spread over OpenBLAS kernels {kernels}"
-    return 0.0, "no kernel moved it"
+    band = float(record["band"]) if isinstance(record.get("band"), (int, float)) and math.isfinite(record["band"]) else 0.0
+    quantum = float(record["quantum"]) if isinstance(record.get("quantum"), (int, float)) else 0.0
+    setups = ", ".join(sorted((bands or {}).get("kernels", {})))
+    return max(
+        (MARGIN * spread, f"{MARGIN:g} x the spread over the evaluator set-ups {setups}"),
+        (MARGIN * band, f"{MARGIN:g} x its rounding band" + (" (fragile)" if record.get("fragile") else "")),
+        (quantum, "one item's share"),
+        (0.0, "no set-up moved it"),
+    )
 
 
 def check(
