@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--allow-code",
             action="store_true",
             help="let task specs and model entries import the modules they name (type or family = 'module:Class'), "
-            "from the current folder too: only for files you trust (also: MAEB_ALLOW_CODE=1)",
+            "from the current folder too, and remote-code models run their weights' own code (trust_remote_code): "
+            "only for files you trust (also: MAEB_ALLOW_CODE=1)",
         )
     return parser
 
