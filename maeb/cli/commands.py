@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from ..core import environment, trust
 from ..core.errors import MaebError
+from ..core.identity import redact
 from . import analyses, check_model, datacard, describe, durations, leaderboard, listing, lite, plot, robust, run, submit
 
 # the names this module held before the subcommands had modules of their own
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except MaebError as exc:
-        print(f"maeb: error: {exc}", file=sys.stderr)
+        print(f"maeb: error: {redact(str(exc))}", file=sys.stderr)  # an endpoint's credentials never reach the line
         return 2
     except KeyboardInterrupt:
         print("maeb: interrupted; finished tasks and embeddings are saved, run the same command to resume", file=sys.stderr)

@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.identity import redact
+
 PROBE_TIMEOUT = 3.0  # seconds: a hub that answers at all answers well within this
 _lock = threading.Lock()
 _active: Session | None = None
@@ -44,8 +46,14 @@ def from_hub(revision: str | None, path: str | None = None) -> bool:
 
 
 def probe(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
-    """None when `url` answers at all (any status); otherwise why not, in a few words. One request,
-    no retries, through huggingface_hub's session (its proxy settings apply)."""
+    """None when `url` answers at all (any status); otherwise why not, in a few words, redacted
+    (HF_ENDPOINT may hold user:password@ or a token). One request, no retries, through
+    huggingface_hub's session (its proxy settings apply)."""
+    why = _unreachable(url, timeout)
+    return None if why is None else redact(why)
+
+
+def _unreachable(url: str, timeout: float) -> str | None:
     from huggingface_hub import constants
     from huggingface_hub.utils import get_session
 
@@ -251,7 +259,7 @@ def retrying(call, what: str, waits: tuple[float, ...] = RETRY_WAITS):
 def first_line(exc: BaseException) -> str:
     """The first non-empty line of an exception's message, or its class name when it has none."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
+    return redact(lines[0]) if lines else type(exc).__name__  # the hub clients' messages quote full URLs
 
 
 def _chain(exc: BaseException):
@@ -269,7 +277,7 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
     missing split: the caller's own message says more)."""
     from huggingface_hub.errors import GatedRepoError, OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError
 
-    url = endpoint()
+    url = redact(endpoint())  # what the lines show; probe() below asks the real one
     name = f"{kind} {repo}"
     at = f"{name}@{revision or 'main'}"
     page = f"{url}/{'datasets/' if kind == 'dataset' else ''}{repo}"
@@ -317,7 +325,7 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
         for e in chain
     )
     if unreachable:
-        why = offline or probe(url)
+        why = offline or probe(endpoint())
         if why:
             hint = "unset HF_HUB_OFFLINE to download it" if why.startswith("HF_HUB_OFFLINE") else "go online once to download it"
             return f"{at} is not in the local cache and the hub cannot be reached ({why}): {hint} (later runs use the cache), or {local}"

@@ -91,9 +91,9 @@ class Endpoint:
     @property
     def public_url(self) -> str:
         """base_url without credentials (user:password@, token query values): what lines and files show."""
-        from ..core.identity import redact_url
+        from ..core.identity import redact
 
-        return redact_url(self.base_url)
+        return redact(self.base_url)
 
     def public(self) -> dict:
         """What may be written into results: never the key, nor its variable's value."""
@@ -279,10 +279,10 @@ class ReplyCache:
         # the URL is part of the key: two servers that serve "the same" model name may not be the same model;
         # its credentials are not (a rotated token is the same server)
         """The cache key of one request: a sha256 of the server URL (credentials removed), model, messages and options."""
-        from ..core.identity import redact_url
+        from ..core.identity import redact
 
         blob = json.dumps(
-            {"base_url": redact_url(base_url).rstrip("/"), "model": model, "messages": messages, "options": options},
+            {"base_url": redact(base_url).rstrip("/"), "model": model, "messages": messages, "options": options},
             sort_keys=True,
             ensure_ascii=False,
         )
