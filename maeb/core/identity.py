@@ -83,6 +83,13 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def http_url(value) -> str | None:
+    """`value` when it is an http:// or https:// URL, else None: what a `reference` field may be
+    where a page links it or a result records it (javascript:, data: or file: would be a live link)."""
+    text = value.strip() if isinstance(value, str) else ""
+    return text if re.fullmatch(r"(?i)https?://[^\s<>\"'`]+", text) else None
+
+
 def public_option(value):
     """An option's value as identities, folder names and results may hold it: credentials redacted."""
     return redact(value) if isinstance(value, str) else value
