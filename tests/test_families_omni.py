@@ -33,6 +33,7 @@ def test_qwen_omni_thinker_last_token(tmp_path):
     assert rules["batching"] == "single" and rules["dtype"] == "bfloat16"  # Qwen3-Omni's experts: one clip at a time
 
 
+@pytest.mark.usefixtures("allow_code")  # the checkpoint's own code runs only when allowed
 def test_hear_equals_mteb_wrapper_on_a_remote_code_checkpoint(tmp_path, monkeypatch):
     from mteb.models.model_implementations.hear_s11_models import HeARS11AudioWrapper
 
@@ -45,6 +46,7 @@ def test_hear_equals_mteb_wrapper_on_a_remote_code_checkpoint(tmp_path, monkeypa
     assert np.allclose(enc.embed_audio(arrays), reference.embed_audio(arrays), atol=1e-6)
 
 
+@pytest.mark.usefixtures("allow_code")
 def test_fusion_embedding_equals_mteb_wrapper(tmp_path, monkeypatch):
     from mteb.models.model_implementations.fusion_embedding_models import FusionEmbeddingWrapper
 

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.identity import http_url
 from .leaderboard import Board
 
 
@@ -88,7 +89,7 @@ def cards(board: Board) -> dict[str, Card]:
             card.n_parameters = meta.get("n_parameters")
             card.embed_dim = meta.get("embed_dim")
             card.license = meta.get("license")
-            card.reference = meta.get("reference")
+            card.reference = http_url(meta.get("reference"))  # a page links it: http(s) only
             card.open_weights = meta.get("open_weights")
             card.modalities = list(meta.get("modalities") or [])
             card.baseline = (meta.get("maeb") or {}).get("family") == "mfcc"
@@ -96,7 +97,7 @@ def cards(board: Board) -> dict[str, Card]:
         elif base in registered:
             m = registered[base]
             card.n_parameters, card.embed_dim, card.license = m.n_parameters, m.embed_dim, m.license
-            card.reference, card.open_weights, card.modalities = m.reference, m.open_weights, list(m.modalities)
+            card.reference, card.open_weights, card.modalities = http_url(m.reference), m.open_weights, list(m.modalities)
             card.baseline = m.family == "mfcc"
             card.source = "catalog"
         if card.embed_dim is not None and not isinstance(card.embed_dim, int):

@@ -461,7 +461,11 @@ def _layer_curves(board: Board) -> Figure | None:
 
 
 def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) -> list[Path]:
-    """Each figure as NAME.pdf, NAME.svg and NAME.png in `folder` (created); the figures are closed after."""
+    """Each figure as NAME.pdf, NAME.svg and NAME.png in `folder` (created); the figures are closed after.
+    Each file is drawn in memory, then written through a temporary file and renamed, as results are: a
+    killed or failed plot leaves the figure that was there, never a torn or empty one."""
+    from ..results.write import write_bytes_atomic
+
     plt = pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -469,7 +473,9 @@ def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) ->
         for f in figs:
             for fmt in formats:
                 path = folder / f"{f.name}.{fmt}"
-                f.figure.savefig(path, bbox_inches="tight", pad_inches=0.05, metadata=_METADATA[fmt])  # type: ignore[attr-defined]
+                buf = io.BytesIO()
+                f.figure.savefig(buf, format=fmt, bbox_inches="tight", pad_inches=0.05, metadata=_METADATA[fmt])  # type: ignore[attr-defined]
+                write_bytes_atomic(path, buf.getvalue())
                 written.append(path)
             plt.close(f.figure)  # type: ignore[arg-type]
     return written

@@ -375,7 +375,7 @@ _SCRIPT = """
     facts.forEach(function (f) {
       dl.appendChild(el('dt', f[0]));
       var dd = document.createElement('dd');
-      if (f[0] === 'Reference' && /^https?:/.test(f[1])) { var a = el('a', f[1]); a.href = f[1]; dd.appendChild(a); }
+      if (f[0] === 'Reference' && /^https?:[/][/][^\\s]+$/i.test(f[1])) { var a = el('a', f[1]); a.href = f[1]; dd.appendChild(a); }
       else dd.textContent = f[1];
       dl.appendChild(dd);
     });

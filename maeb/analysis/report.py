@@ -15,7 +15,7 @@ import re
 
 from .. import __version__
 from .leaderboard import Board
-from .tables import cell, csv_safe, html_table, markdown_table, pct
+from .tables import cell, csv_safe, html_table, markdown_table, md_text, pct
 
 
 def count(n: int, noun: str) -> str:
@@ -274,11 +274,12 @@ def to_markdown(board: Board, per_task=None) -> str:
         title += f" No results at all for: {', '.join(board.missing_tasks)}."
     if board.uncertainty is not None:
         title += f" Uncertainty: {board.uncertainty.summary()}."
-    text = title + "\n\n" + "\n".join(lines) + "\n"
+    # the title and notes name models and tasks too: escaped as the cells are
+    text = md_text(title) + "\n\n" + "\n".join(lines) + "\n"
     fragile = _fragile_note(board) if tasks else ""  # (the tasks-as-rows table has its own)
     for note in (_experiment_note(board), _leak_note(board), _tie_note(board), fragile, _flat_note(flat)):
         if note:
-            text += "\n" + note + "\n"
+            text += "\n" + md_text(note) + "\n"
     if orientation == "rows":
         text += "\n" + to_markdown_by_task(board)
     return text
@@ -316,7 +317,7 @@ def to_markdown_by_task(board: Board) -> str:
         for row, t in zip(rows, board.tasks):
             row.append(pct(shuffled[t.name]) if t.name in shuffled else "–")
     notes = [n for n in (_fragile_note(board), _flat_note(flat), _clustering_note(board, base)) if n]
-    return "\n".join(markdown_table(head, rows)) + "\n" + "".join("\n" + n + "\n" for n in notes)
+    return "\n".join(markdown_table(head, rows)) + "\n" + "".join("\n" + md_text(n) + "\n" for n in notes)
 
 
 def _flat(board: Board, base: dict | None = None) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Sequence
 
 # the CSS every page starts from; a report adds its own rules (sorting, first-column alignment)
@@ -25,11 +26,21 @@ def pct(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.1f}"
 
 
+# a `]` that closes a link's or an image's text: followed by its (destination) or its [label]
+# (Python-Markdown allows one space before a label, none before a destination)
+_LINK_CLOSE = re.compile(r"\](?=\(|\s?\[)")
+
+
 def md_text(text: str) -> str:
-    """Plain text for a markdown table cell: markdown renderers pass raw HTML through, so a name
-    holding `<script>` or `<img onerror=...>` would run in a rendered README; `|` and line breaks
-    would split the row. `&` is left alone: an entity renders as text, never as a tag."""
-    return str(text).replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """Plain text for a markdown table cell or a line under a table: markdown renderers pass raw
+    HTML through, so a name holding `<script>` or `<img onerror=...>` would run in a rendered README;
+    `[click](javascript:...)` or `![x](...)` would be a live link or image (Python-Markdown, which
+    MkDocs uses, links any scheme), so a `]` that would close a link's text is backslash-escaped (a
+    name's own backslashes doubled first, so one cannot undo it; "model [setting]" stays as it
+    reads); `|` and line breaks would split the row. `&` is left alone: an entity renders as text,
+    never as a tag."""
+    text = _LINK_CLOSE.sub(r"\\]", str(text).replace("\\", "\\\\"))
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def markdown_table(head: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:

@@ -25,7 +25,7 @@ import soundfile as sf
 
 from ..audio.pipeline import float_wav, resample
 from ..core.errors import ModelError
-from ..core.identity import redact_url
+from ..core.identity import redact
 from ..encoders.base import model_source, torch_dtype
 from .request import INPUTS, Capabilities, SynthesisRequest
 
@@ -131,7 +131,7 @@ class HTTPTextToAudio:
     def config(self) -> dict:
         # the key's variable name is not part of what changes the audio; the URL is
         """What identifies the system's audio: its URL, rate and accepted inputs."""
-        return {"url": redact_url(self.url), "sample_rate": self.sample_rate, **self.capabilities.as_dict()}
+        return {"url": redact(self.url), "sample_rate": self.sample_rate, **self.capabilities.as_dict()}
 
     def body(self, r: SynthesisRequest) -> dict:
         """The JSON body posted for one request (a voice prompt as base64 WAV)."""
@@ -170,7 +170,7 @@ class HTTPTextToAudio:
             except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                 problem = str(getattr(exc, "reason", exc))
             time.sleep(min(30.0, 2.0**attempt))
-        raise ModelError(f"model {self.name!r}: {redact_url(self.url)} gave no audio for clip {r.key!r} ({problem})")
+        raise ModelError(f"model {self.name!r}: {redact(self.url)} gave no audio for clip {r.key!r} ({problem})")
 
     def _audio(self, payload: bytes, kind: str, r: SynthesisRequest) -> np.ndarray:
         if "json" in kind:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from ..core import environment, trust
 from ..core.errors import MaebError
+from ..core.identity import redact
 from . import analyses, check_model, datacard, describe, durations, leaderboard, listing, lite, plot, robust, run, submit
 
 # the names this module held before the subcommands had modules of their own
@@ -71,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
             "--allow-code",
             action="store_true",
             help="let task specs and model entries import the modules they name (type or family = 'module:Class'), "
-            "from the current folder too: only for files you trust (also: MAEB_ALLOW_CODE=1)",
+            "from the current folder too, and remote-code models run their weights' own code (trust_remote_code): "
+            "only for files you trust (also: MAEB_ALLOW_CODE=1)",
         )
     return parser
 
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except MaebError as exc:
-        print(f"maeb: error: {exc}", file=sys.stderr)
+        print(f"maeb: error: {redact(str(exc))}", file=sys.stderr)  # an endpoint's credentials never reach the line
         return 2
     except KeyboardInterrupt:
         print("maeb: interrupted; finished tasks and embeddings are saved, run the same command to resume", file=sys.stderr)

@@ -21,8 +21,10 @@ class StderrHandler(logging.Handler):
         import sys
 
         try:
+            from .identity import redact
+
             prefix = "warning: " if record.levelno >= logging.WARNING else ""
-            print(prefix + self.format(record), file=sys.stderr, flush=True)
+            print(prefix + redact(self.format(record)), file=sys.stderr, flush=True)  # no endpoint's credentials
         except Exception:
             self.handleError(record)
 

@@ -1,13 +1,17 @@
 """Released files fetched once and verified: a checkpoint (the FENSE error checkers, PANNs CNN14)
 is downloaded through a temporary file and renamed into place only when its sha256 is the pinned
-one, so an interrupted or corrupted download never sits where a later run would load it."""
+one, so an interrupted or corrupted download never sits where a later run would load it; and the
+wait a server that answers 429 or 503 asks for (Retry-After), read once for the hub and the chat
+endpoints."""
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import os
 import shutil
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -42,3 +46,31 @@ def download_verified(url: str, path: Path, sha256: str, what: str, offline: str
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def parse_retry_after(headers, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date) or the
+    retry-after-ms some OpenAI-compatible servers send; None when absent or unreadable."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("Retry-After")
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment is None:
+        return None
+    return max(0.0, moment.timestamp() - (time.time() if now is None else now))

@@ -37,9 +37,36 @@ _SECRET_PARAM = re.compile(r"(key|token|secret|passw|pwd|auth|sig|credential|ses
 REDACTED = "REDACTED"
 
 
+# a URL inside any text (an error, a log line), and what ends a sentence after it rather than the URL
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+_TRAILING = ".,;:)]}"
+# a credential header as a message or a repr may quote it (Authorization: Bearer ..., 'x-api-key': '...')
+_HEADER = re.compile(
+    r"(?i)\b((?:proxy-)?authorization|x-api-key|api-key)(['\"]?\s*[:=]\s*['\"]?)((?:bearer|basic|token)\s+)?[^\s'\",}]+"
+)
+_BEARER = re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}")  # (case kept: "bearer" is also an English word)
+
+
+def redact(text: str) -> str:
+    """`text` (a URL, an endpoint, a header, an error or a log line) without credentials: in every URL
+    user:password@ dropped and secret-looking query values replaced by REDACTED (redact_url), and
+    the values of credential headers and Bearer tokens replaced. The one function every endpoint,
+    URL or header goes through before it reaches a result, a cache identity, a log or an error line;
+    text without credentials comes back unchanged (so existing cache keys stay valid)."""
+    text = _URL_IN_TEXT.sub(_redact_match, str(text))
+    text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) or ''}{REDACTED}", text)
+    return _BEARER.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+
+
+def _redact_match(match: re.Match) -> str:
+    found = match.group(0)
+    url = found.rstrip(_TRAILING)
+    return redact_url(url) + found[len(url) :]
+
+
 def redact_url(url: str) -> str:
-    """`url` without credentials: user:password@ dropped, secret-looking query values replaced by
-    REDACTED. A URL without them comes back unchanged (so existing cache keys stay valid)."""
+    """One URL without credentials: user:password@ dropped, secret-looking query values replaced by
+    REDACTED; unchanged without them. redact() applies it to every URL of a text: call that."""
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     try:
@@ -56,9 +83,16 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def http_url(value) -> str | None:
+    """`value` when it is an http:// or https:// URL, else None: what a `reference` field may be
+    where a page links it or a result records it (javascript:, data: or file: would be a live link)."""
+    text = value.strip() if isinstance(value, str) else ""
+    return text if re.fullmatch(r"(?i)https?://[^\s<>\"'`]+", text) else None
+
+
 def public_option(value):
-    """An option's value as identities, folder names and results may hold it: a URL redacted."""
-    return redact_url(value) if isinstance(value, str) and "://" in value else value
+    """An option's value as identities, folder names and results may hold it: credentials redacted."""
+    return redact(value) if isinstance(value, str) else value
 
 
 # an environment variable's name: what `api_key_env` and friends must hold (never the key itself)

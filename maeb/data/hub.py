@@ -26,6 +26,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.download import parse_retry_after
+from ..core.identity import redact
+
 PROBE_TIMEOUT = 3.0  # seconds: a hub that answers at all answers well within this
 _lock = threading.Lock()
 _active: Session | None = None
@@ -44,8 +47,14 @@ def from_hub(revision: str | None, path: str | None = None) -> bool:
 
 
 def probe(url: str, timeout: float = PROBE_TIMEOUT) -> str | None:
-    """None when `url` answers at all (any status); otherwise why not, in a few words. One request,
-    no retries, through huggingface_hub's session (its proxy settings apply)."""
+    """None when `url` answers at all (any status); otherwise why not, in a few words, redacted
+    (HF_ENDPOINT may hold user:password@ or a token). One request, no retries, through
+    huggingface_hub's session (its proxy settings apply)."""
+    why = _unreachable(url, timeout)
+    return None if why is None else redact(why)
+
+
+def _unreachable(url: str, timeout: float) -> str | None:
     from huggingface_hub import constants
     from huggingface_hub.utils import get_session
 
@@ -214,26 +223,40 @@ def resolved_commit(repo: str, revision: str | None, kind: str = "dataset") -> s
 
 
 # A 5xx is the hub answering, not the network failing: huggingface_hub's own client (http_backoff)
-# retries such answers with waits doubling from 1 s, so a passing fault does not fail a task
-RETRY_STATUS = (500, 502, 503, 504)
+# retries such answers with waits doubling from 1 s, so a passing fault does not fail a task. A 429
+# is the hub rate-limiting: retried as often, after the Retry-After it sends (http_backoff waits it
+# out too), but never longer than MAX_RETRY_AFTER a try: a longer wait gives up at once, saying so
+RETRY_STATUS = (429, 500, 502, 503, 504)
 RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
+MAX_RETRY_AFTER = 60.0
 
 
 def server_error(exc: BaseException) -> int | None:
-    """The 5xx status the hub answered somewhere in an exception's chain, or None."""
+    """The status the hub answered somewhere in an exception's chain that is worth another try
+    (a 5xx, or 429 rate-limiting), or None."""
     for e in _chain(exc):
         code = getattr(getattr(e, "response", None), "status_code", None)
         if isinstance(code, int) and code in RETRY_STATUS:
             return code
-        found = re.search(r"\b(50[0234]) Server Error", str(e))  # a wrapper that kept only the text
+        found = re.search(r"\b(50[0234]|429) (?:Server|Client) Error", str(e))  # a wrapper that kept only the text
         if found:
             return int(found.group(1))
     return None
 
 
+def retry_after(exc: BaseException) -> float | None:
+    """The seconds the hub's Retry-After asks for, from the first response in the chain that sends one."""
+    for e in _chain(exc):
+        wait = parse_retry_after(getattr(getattr(e, "response", None), "headers", None))
+        if wait is not None:
+            return wait
+    return None
+
+
 def retrying(call, what: str, waits: tuple[float, ...] = RETRY_WAITS):
-    """call() again after each wait while the hub answers 5xx, saying so in one line each time;
-    the last failure propagates (explain() words it). Any other failure propagates at once."""
+    """call() again after each wait while the hub answers 5xx or 429, saying so in one line each
+    time; a Retry-After the hub sends replaces the wait (up to MAX_RETRY_AFTER; a longer one gives
+    up at once). The last failure propagates (explain() words it). Any other failure propagates at once."""
     for attempt, wait in enumerate((*waits, None), start=1):
         try:
             return call()
@@ -241,6 +264,10 @@ def retrying(call, what: str, waits: tuple[float, ...] = RETRY_WAITS):
             code = server_error(exc)
             if code is None or wait is None:
                 raise
+            asked = retry_after(exc)
+            if asked is not None and asked > MAX_RETRY_AFTER:
+                raise
+            wait = wait if asked is None else asked
             logging.getLogger("maeb").warning(
                 "%s: the hub answered HTTP %d; retrying in %g s (retry %d of %d)", what, code, wait, attempt, len(waits)
             )
@@ -251,7 +278,7 @@ def retrying(call, what: str, waits: tuple[float, ...] = RETRY_WAITS):
 def first_line(exc: BaseException) -> str:
     """The first non-empty line of an exception's message, or its class name when it has none."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
+    return redact(lines[0]) if lines else type(exc).__name__  # the hub clients' messages quote full URLs
 
 
 def _chain(exc: BaseException):
@@ -269,7 +296,7 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
     missing split: the caller's own message says more)."""
     from huggingface_hub.errors import GatedRepoError, OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError
 
-    url = endpoint()
+    url = redact(endpoint())  # what the lines show; probe() below asks the real one
     name = f"{kind} {repo}"
     at = f"{name}@{revision or 'main'}"
     page = f"{url}/{'datasets/' if kind == 'dataset' else ''}{repo}"
@@ -285,6 +312,18 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
                 "(downloads) and --cache-dir at a disk with room, and run the same command again"
             )
     code = server_error(exc)
+    if code == 429:
+        asked = retry_after(exc)
+        if asked is not None and asked > MAX_RETRY_AFTER:
+            return (
+                f"the hub at {url} is rate-limiting downloads of {at} (HTTP 429) and asks to wait {asked:g} s, longer than "
+                f"maeb waits ({MAX_RETRY_AFTER:g} s): run the same command again later (finished tasks are kept); logged in "
+                "(`hf auth login` or HF_TOKEN), the hub's limits are higher"
+            )
+        return (
+            f"the hub at {url} rate-limited downloads of {at} (HTTP 429) on each of {len(RETRY_WAITS) + 1} tries: run the same "
+            "command again later (finished tasks are kept); logged in (`hf auth login` or HF_TOKEN), the hub's limits are higher"
+        )
     if code is not None:
         tries = len(RETRY_WAITS) + 1
         return (
@@ -317,7 +356,7 @@ def explain(exc: BaseException, kind: str, repo: str, revision: str | None) -> s
         for e in chain
     )
     if unreachable:
-        why = offline or probe(url)
+        why = offline or probe(endpoint())
         if why:
             hint = "unset HF_HUB_OFFLINE to download it" if why.startswith("HF_HUB_OFFLINE") else "go online once to download it"
             return f"{at} is not in the local cache and the hub cannot be reached ({why}): {hint} (later runs use the cache), or {local}"

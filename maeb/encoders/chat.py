@@ -17,7 +17,6 @@ never written anywhere."""
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import http.client
 import json
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.context import LOGGER
+from ..core.download import parse_retry_after  # (also imported from here, as before)
 from ..core.errors import MaebError
 
 RETRY_STATUS = {408, 409, 425, 429}  # plus every 5xx
@@ -91,9 +91,9 @@ class Endpoint:
     @property
     def public_url(self) -> str:
         """base_url without credentials (user:password@, token query values): what lines and files show."""
-        from ..core.identity import redact_url
+        from ..core.identity import redact
 
-        return redact_url(self.base_url)
+        return redact(self.base_url)
 
     def public(self) -> dict:
         """What may be written into results: never the key, nor its variable's value."""
@@ -126,34 +126,6 @@ def _sleep(seconds: float, stop: threading.Event | None) -> bool:
         time.sleep(seconds)
         return False
     return stop.wait(seconds)
-
-
-def parse_retry_after(headers, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date) or the
-    retry-after-ms some OpenAI-compatible servers send; None when absent or unreadable."""
-    if headers is None:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("Retry-After")
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if moment is None:
-        return None
-    return max(0.0, moment.timestamp() - (time.time() if now is None else now))
 
 
 def _detail(exc: urllib.error.HTTPError) -> str:
@@ -279,10 +251,10 @@ class ReplyCache:
         # the URL is part of the key: two servers that serve "the same" model name may not be the same model;
         # its credentials are not (a rotated token is the same server)
         """The cache key of one request: a sha256 of the server URL (credentials removed), model, messages and options."""
-        from ..core.identity import redact_url
+        from ..core.identity import redact
 
         blob = json.dumps(
-            {"base_url": redact_url(base_url).rstrip("/"), "model": model, "messages": messages, "options": options},
+            {"base_url": redact(base_url).rstrip("/"), "model": model, "messages": messages, "options": options},
             sort_keys=True,
             ensure_ascii=False,
         )

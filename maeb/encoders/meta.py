@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.identity import public_option
+from ..core.identity import http_url, public_option
 from .family import performance_options
 
 # "max_sim" (late interaction over token vectors) is registered for completeness of mteb's
@@ -91,8 +91,8 @@ class ModelMeta:
             "public_training_data": self.public_training_data,
             # mteb accepts a closed list of frameworks; a runtime it does not name (CTranslate2) is left out
             "framework": [f for f in self.framework if f in MTEB_FRAMEWORKS],
-            # mteb takes a URL or nothing: a path into maeb's README is not one
-            "reference": self.reference if self.reference and "://" in self.reference else None,
+            # mteb takes a URL or nothing: a path into maeb's README is not one, nor a javascript: link
+            "reference": http_url(self.reference),
             "similarity_fn_name": MTEB_SIMILARITY.get(self.similarity, self.similarity),
             "use_instructions": bool(self.use_instructions),
             # mteb writes its set as a list; None (not annotated) stays None, so mteb's

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import ModelError
+from ..core.trust import require_model_code
 from .audio_lm import _last_token
 from .base import (
     SOFTWARE,
@@ -168,6 +170,7 @@ class SentenceOmniEncoder(AudioEncoderBase, TextEncoderBase):
         rules = protocol_rules(protocol, "st-omni", variant)
         source, revision = model_source(meta, path)
         if model is None:
+            require_model_code(meta.name, ModelError)  # sentence-transformers runs the checkpoint's own .py files
             model = self._load(source, revision, base_revision, variant, device)
         self.model = model
         self.sample_rate = 16000

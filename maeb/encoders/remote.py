@@ -13,13 +13,16 @@ import math
 
 import numpy as np
 
+from ..core.errors import ModelError
+from ..core.trust import require_model_code
 from .base import SOFTWARE, UNSET, AudioEncoderBase, TextEncoderBase, as_seconds, import_torch, model_source, pick, protocol_rules
 
 
 def _remote_model(meta, path, device):
+    source, revision = model_source(meta, path)
+    require_model_code(meta.name, ModelError)  # the checkpoint's own .py files would run below
     from transformers import AutoModel
 
-    source, revision = model_source(meta, path)
     return AutoModel.from_pretrained(source, revision=revision, trust_remote_code=True).to(device).eval()
 
 

@@ -5,9 +5,11 @@ that repository's CI rules (read from its tests; reproduced here, not copied).
 What it refuses, one line each: experiment folders (non-default settings: the repository takes the
 registered model), models mteb's registry does not know (the repository rejects them), incomplete
 results, results on another dataset revision, and tasks the model already has under another
-revision folder (the repository keeps one). Merging keeps every split, subset and language already
-there: a (split, subset) the repository has keeps its published entry; new ones are added.
-On a failed check every file it wrote is put back as it was."""
+revision folder (the repository keeps one), and, before anything is written, a model name, revision
+or task name that cannot name one folder of the clone (a revision "../../x" would write outside it).
+Merging keeps every split, subset and language already there: a (split, subset) the repository has
+keeps its published entry; new ones are added. On a failed check every file it wrote is put back as
+it was, and the folders it made (only those) are removed."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core.errors import MaebError
+from ..core.errors import MaebError, OutputError
+from ..core.paths import inside, unsafe_reason
 from .write import RUN_SETTINGS, write_text_atomic
 
 MAX_BYTES = 10 * 1024 * 1024  # the repository's file size check
@@ -33,6 +36,7 @@ class Submission:
     for what it refused or kept, and the CI rules' failures."""
 
     written: dict[Path, bytes | None] = field(default_factory=dict)
+    made: list[Path] = field(default_factory=list)  # folders this submission created, outermost first
     refused: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -42,18 +46,21 @@ class Submission:
         """Write `path`, remembering what it held the first time (for undo)."""
         if path not in self.written:
             self.written[path] = path.read_bytes() if path.exists() else None
+        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+        self.made += [p for p in reversed(missing) if p not in self.made]
         write_text_atomic(path, text)
 
     def undo(self) -> None:
-        """Put every written file back as it was; remove the new ones and the folders left empty."""
+        """Put every written file back as it was; remove the new ones, then the folders this
+        submission made (a folder that was there before stays, empty or not)."""
         for path, before in self.written.items():
             if before is None:
                 path.unlink(missing_ok=True)
-                for folder in (path.parent, path.parent.parent):
-                    if folder.is_dir() and not any(folder.iterdir()):
-                        folder.rmdir()
             else:
                 path.write_bytes(before)
+        for folder in reversed(self.made):
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
 
 
 def folder_name(name: str) -> str:
@@ -129,13 +136,38 @@ def submit(source: Path, clone: Path, known: set[str] | None = None) -> Submissi
     folders = _revision_folders(source)
     if not folders:
         raise MaebError(f"{source} holds no results in mteb's layout (MODEL/REVISION/TASK.json)")
+    unsafe = {folder: why for folder in folders if (why := unsafe_names(folder, results))}  # before any write
+    out.refused += unsafe.values()
     for folder in folders:
-        _submit_folder(folder, results, known, out)
+        if folder not in unsafe:
+            _submit_folder(folder, results, known, out)
     if out.written:
         out.failures = check(results, out, known)
         if out.failures:
             out.undo()
     return out
+
+
+def unsafe_names(folder: Path, results: Path) -> str | None:
+    """Why a revision folder's names (model_meta.json's name and revision, its result files' task
+    names) cannot lay it out inside `results`, in one line; None when they can (or when the folder is
+    refused later for another reason, such as no model_meta.json)."""
+    meta = _json(folder / "model_meta.json") or {}
+    name, revision = meta.get("name"), meta.get("revision")
+    if not isinstance(name, str) or not isinstance(revision, str):
+        return None
+    named = [("model name", name, folder_name(name)), ("revision", revision, revision)]
+    tasks = [p.stem for p in sorted(folder.glob("*.json")) if p.name != "model_meta.json" and not p.name.startswith(".")]
+    named += [("task name", task, task) for task in tasks]
+    for what, value, part in named:
+        why = unsafe_reason(part)
+        if why is not None:
+            return f"{folder / 'model_meta.json'}: {what} {value!r} cannot name a folder of the repository ({why}); not submitted"
+    try:
+        inside(results, results / folder_name(name) / revision, f"{folder}: model {name} at revision {revision}")
+    except OutputError as exc:  # a link in the clone that leads out of it
+        return f"{exc}; not submitted"
+    return None
 
 
 def _submit_folder(folder: Path, results: Path, known: set[str], out: Submission) -> None:

@@ -48,7 +48,7 @@ def _umask() -> int:
     return mask
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str | bytes) -> None:
     """Write to a temporary file beside the target, fsync, then rename: a reader sees the old file
     or the new one, never half of one. Failures name the path and what to do."""
     path = Path(path)
@@ -57,8 +57,8 @@ def _write_atomic(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         # the writer's pid in the name lets a later run remove what a killed one left behind
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes files private; results are ordinary files
@@ -105,6 +105,11 @@ def write_json_atomic(path: Path, payload: Any) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     """Write text through a temporary file renamed into place, so a crash never leaves half a file."""
     _write_atomic(path, text)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write bytes (a figure's PDF or PNG) through a temporary file renamed into place, as text is."""
+    _write_atomic(path, data)
 
 
 def _writer_alive(tmp: Path) -> bool:

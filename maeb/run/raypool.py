@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core import trust
 from ..core.errors import ModelError
+from ..core.identity import redact
 from ..encoders import ModelMeta
 from .options import ResolvedRun
 from .rayworker import MaebWorker
@@ -204,5 +205,5 @@ class Pool:
 
 def first_line(exc: BaseException) -> str:
     """An exception as one line: its type and the first line of its message."""
-    text = str(exc).strip().splitlines()
+    text = redact(str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"

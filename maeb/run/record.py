@@ -84,8 +84,18 @@ def result_info(job: ResolvedRun, spec: TaskSpec, ident: dict, emb: Embedder, ou
         "data": outcome.notes,
         **({"evaluation": outcome.infos} if outcome.infos else {}),
         **({"duration_edges": list(cfg.duration_buckets)} if cfg.duration_buckets else {}),
+        # --per-item: the files it wrote (none for a type that scores no item alone, pair classification,
+        # clustering), so a later --per-item run knows this result is done (maeb.run.resume.has_per_item)
+        **({"per_item_files": per_item_names(outcome.files)} if cfg.per_item else {}),
         "skipped_examples": dict(list(emb.stats.skipped.items())[:20]),
     }
+
+
+def per_item_names(files: dict[str, str]) -> list[str]:
+    """The per-item files among a task's side files, by their name under TASK_predictions/."""
+    from ..analysis.paired import PER_ITEM_FILE
+
+    return sorted(name for name in files if name.rsplit("/", 1)[-1].endswith(PER_ITEM_FILE))
 
 
 def write_result(job: ResolvedRun, meta: ModelMeta, result: TaskResult, dim: int | None, first: bool, log) -> None:

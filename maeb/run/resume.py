@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core.errors import MaebError
 from ..core.identity import differences
-from ..results.write import read_result
+from ..results.write import predictions_path, read_result
 from ..spec.taskspec import TaskSpec
 from ..tasktypes.control import CONTROLLED
 from .extend import Extension, pairs, wanted
@@ -106,9 +106,19 @@ def has_controls(path: Path, spec: TaskSpec) -> bool:
 
 
 def has_per_item(path: Path) -> bool:
-    """Whether a result has its per-item files beside it (a report option, not part of the identity)."""
+    """Whether a result has its per-item files beside it (a report option, not part of the identity):
+    every file a --per-item run recorded writing, which is none for a type that scores no item alone
+    (pair classification, clustering: nothing to run again for); for a result from before that
+    record, any per-item file."""
     from ..analysis.paired import PER_ITEM_FILE
 
+    found = (read_result(path) or {}).get("maeb")
+    written = found.get("per_item_files") if isinstance(found, dict) else None
+    if isinstance(written, list):
+        try:
+            return all(predictions_path(path, str(name)).is_file() for name in written)
+        except MaebError:  # a name that is no file name of ours: run again, which rewrites the record
+            return False
     return any((path.parent / f"{path.stem}_predictions").rglob(f"*{PER_ITEM_FILE}"))
 
 

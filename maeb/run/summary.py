@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import tasktypes
 from ..core.errors import MaebError
+from ..core.identity import redact
 from ..engine.taskrecord import EmbedStats
 
 
@@ -93,7 +94,7 @@ def fail_task(summary: RunSummary, name: str, exc: BaseException | str, raise_er
     """A task that cannot load or evaluate: raised (stopping the run) or recorded in summary.failed
     with its one-line reason while the other tasks run (a benchmark's default, mteb's
     raise_error=False). Nothing is written for it. The plain and the Ray path both come here."""
-    message = str(exc)
+    message = redact(str(exc))  # summary.failed reaches the caller's results and the log
     if not re.search(rf"(?<![\w/]){re.escape(name)}(?![\w/])", message):  # (a repository named like the task is not it)
         message = f"task {name}: {message}"
     if raise_error:
