@@ -175,7 +175,7 @@ class EncoderVerdict:
     family: str
     tolerance: Tolerance
     compared: int = 0
-    missing: list[str] = field(default_factory=list)  # reference keys this run has no vector for
+    missing: list[str] = field(default_factory=list)  # reference keys this run has no vector for (tasks it did not run)
     largest: float = 0.0  # largest relative move of a clip that did not jump
     largest_name: str = ""
     smallest_cosine: float = 1.0
@@ -193,8 +193,9 @@ class EncoderVerdict:
         t = self.tolerance
         if self.bad_shape:
             return self.bad_shape
-        if self.missing:
-            return f"{len(self.missing)} of the reference's clips and texts have no vector in the run (first: {self.missing[0]})"
+        if not self.compared:  # (some missing are a run of some tasks; other clips are the inputs stage's)
+            first = f" (first: {self.missing[0]})" if self.missing else ""
+            return f"none of the reference's {len(self.missing)} clips and texts has a vector in the run{first}"
         if self.largest > t.relative:
             return f"largest relative difference {self.largest:.2e} (clip {self.largest_name}) over the tolerance {t.relative:g}"
         if self.smallest_cosine < t.cosine:
@@ -209,9 +210,10 @@ class EncoderVerdict:
     def summary(self) -> str:
         """One line: what was compared and how far apart it is."""
         jumped = f", {len(self.jumps)} jumped (allowed {self.allowed_jumps})" if self.tolerance.jumps else ""
+        unused = f"; {len(self.missing)} of the reference's not in this run (tasks not run)" if self.missing else ""
         return (
             f"{self.compared} vectors, largest relative difference {self.largest:.2e} (tolerance {self.tolerance.relative:g}), "
-            f"smallest cosine {self.smallest_cosine:.7f}{jumped}"
+            f"smallest cosine {self.smallest_cosine:.7f} (tolerance {self.tolerance.cosine}){jumped}{unused}"
         )
 
 

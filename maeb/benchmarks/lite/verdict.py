@@ -7,9 +7,9 @@ no reference run used:
    per model, within the tolerance its family declares (rounding is 1e-7 to a few 1e-6; a changed
    encoder is far more); a cascade's clips with another transcript counted against its allowance.
 3. evaluators: the reference's vectors scored on this machine give the reference's scores
-   (maeb.benchmarks.lite.evaluators), within the evaluator band the reference measured under every
-   OpenBLAS kernel its CPU runs, and for a fragile cell within the cell's rounding band (an
-   evaluator's own rounding on another CPU is rounding too).
+   (maeb.benchmarks.lite.evaluators), within the largest of the evaluator spread the reference
+   measured under every evaluator set-up its CPU runs, the cell's rounding band (an evaluator's own
+   rounding on another CPU is rounding too) and one item's share (verdict.evaluator_allowance).
 4. scores: this machine's own scores beside the reference's, with their move and each cell's
    sensitivity (the band that rounding-level noise in the vectors gives it, from the reference's
    replays; fragile where that exceeds one item's share). Once the vectors are within tolerance and
