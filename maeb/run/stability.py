@@ -327,7 +327,7 @@ def measure(
             "max": _round(value + float(main_moves.max())),
             "std": _round(float(main_moves.std())),
         },
-        "band": _round(float(np.abs(main_moves).max())),
+        "band": (band := _round(float(np.abs(main_moves).max()))),
         "metrics": bands,
         "seconds": round(time.perf_counter() - started, 3),
         "evaluation_seconds": round(evaluation_seconds, 3),
@@ -336,10 +336,10 @@ def measure(
         record["why"] = f"{fewest} unmoved replay sample(s): too few to call the score exact (MIN_EXACT {MIN_EXACT})"
     # replays can miss a rarer flip of one item (and the evaluator's own kernels can flip one):
     # lite --check allows one item's share
-    record["quantum"] = quantum(spec, data)
+    share = record["quantum"] = quantum(spec, data)
     # fragile: rounding-level noise moves the score by more than one item's share (an unconverged
     # probe, near-tied ranks); its score is to be read with its band, never to the last digit
-    record["fragile"] = record["band"] > record["quantum"] + 1e-12
+    record["fragile"] = band > share + 1e-12
     return record
 
 

@@ -159,7 +159,7 @@ def clip_names(lite_dir: Path) -> dict[str, str]:
     from ...audio.pipeline import AudioRef
 
     root = Path(lite_dir)
-    out = {}
+    out: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         if path.suffix.lower() in (".wav", ".flac", ".mp3", ".ogg") and path.is_file():
             name = str(path.relative_to(root))

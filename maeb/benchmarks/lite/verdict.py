@@ -156,12 +156,13 @@ def check(
             if ref is None:
                 continue
             allowed, source = evaluator_allowance(ref, bands[model].get(task))
-            cell = EvaluatorCell(model, task, _main(ref), main_score(scores), allowed, source)
-            verdict.evaluators.append(cell)
-            if not cell.agrees:
+            scored_cell = EvaluatorCell(model, task, _main(ref) or 0.0, main_score(scores), allowed, source)
+            verdict.evaluators.append(scored_cell)
+            if not scored_cell.agrees:
                 verdict.failures["evaluators"].append(
-                    f"{model} / {task}: the reference's vectors score {cell.here:.6f} here, {cell.reference:.6f} in the "
-                    f"reference (moved {cell.gap:.4g}; allowed {cell.allowed:.4g}: {source})"
+                    f"{model} / {task}: the reference's vectors score {scored_cell.here:.6f} here, "
+                    f"{scored_cell.reference:.6f} in the reference (moved {scored_cell.gap:.4g}; allowed "
+                    f"{scored_cell.allowed:.4g}: {source})"
                 )
     return verdict
 
@@ -201,24 +202,25 @@ def report(verdict: Verdict, reference_dir: Path, run_dir: Path) -> str:
         f"MAEB-lite check, stage 2 (encoders): {len(verdict.encoders) - len(f['encoders'])} of {len(verdict.encoders)} models' "
         "vectors within their family's tolerance of the reference vectors"
     )
-    for e in verdict.encoders:
-        lines.append(f"  {e.model} ({e.family}): {e.summary()}" + (f"; BEYOND: {e.problem}" if e.problem else ""))
-    exact = sum(1 for c in verdict.evaluators if c.gap <= DEFAULT_TOLERANCE)
+    for enc in verdict.encoders:
+        lines.append(f"  {enc.model} ({enc.family}): {enc.summary()}" + (f"; BEYOND: {enc.problem}" if enc.problem else ""))
+    exact = sum(1 for e in verdict.evaluators if e.gap <= DEFAULT_TOLERANCE)
     lines.append(
         f"MAEB-lite check, stage 3 (evaluators): {len(verdict.evaluators) - len(f['evaluators'])} of {len(verdict.evaluators)} "
         f"cells give the reference's score from the reference's vectors here ({exact} to the last digit)"
     )
-    for c in verdict.evaluators:
-        if c.gap > DEFAULT_TOLERANCE and c.agrees:
-            lines.append(f"  {c.model} / {c.task}: {c.reference:.4f} -> {c.here:.4f}, within {c.allowed:.4f} ({c.source})")
+    for e in verdict.evaluators:
+        if e.gap > DEFAULT_TOLERANCE and e.agrees:
+            lines.append(f"  {e.model} / {e.task}: {e.reference:.4f} -> {e.here:.4f}, within {e.allowed:.4f} ({e.source})")
     moved = [c for c in verdict.cells if c.reference is not None and c.run is not None and c.main_gap > DEFAULT_TOLERANCE]
     fragile = sum(1 for c in verdict.cells if stability_of(reference.get((c.model, c.task)) or {}).get("fragile"))
     lines.append(
         f"MAEB-lite check, stage 4 (this machine's scores): {len(verdict.cells) - len(moved)} of {len(verdict.cells)} "
         f"equal the reference's; {len(moved)} moved ({fragile} cells are fragile: rounding moves them by more than one item)"
     )
-    judged_ok = {e.model for e in verdict.encoders if not e.problem}
+    judged_ok = {enc.model for enc in verdict.encoders if not enc.problem}
     for c in moved:
+        before, after = c.reference or 0.0, c.run or 0.0  # (both present: moved holds only such cells)
         ref = reference.get((c.model, c.task)) or {}
         quantum = stability_of(ref).get("quantum")
         why = (
@@ -227,7 +229,7 @@ def report(verdict: Verdict, reference_dir: Path, run_dir: Path) -> str:
             else "its model's vectors are beyond tolerance (stage 2)"
         )
         lines.append(
-            f"  {c.model} / {c.task}: {c.reference:.4f} -> {c.run:.4f} ({c.run - c.reference:+.4f}{_items(c.main_gap, quantum)}); "
+            f"  {c.model} / {c.task}: {before:.4f} -> {after:.4f} ({after - before:+.4f}{_items(c.main_gap, quantum)}); "
             f"{_sensitivity(ref)}; {why}"
         )
     for other in verdict.other:
