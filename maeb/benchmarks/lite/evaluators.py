@@ -99,6 +99,7 @@ def main_score(scores: dict) -> float:
 def score(root: Path, lite_dir: Path, models: list[str] | None = None, tasks: list[str] | None = None, protocol=None) -> dict:
     """{(model, task): scores table} of every model with a vectors file under `root`, on the
     MAEB-lite tasks (or `tasks`), scored from those vectors on this machine."""
+    from ... import tasktypes
     from ...run.numeric_env import evaluator_threads
     from ...run.stability import replay
     from ...spec import catalog
@@ -119,8 +120,6 @@ def score(root: Path, lite_dir: Path, models: list[str] | None = None, tasks: li
         emb = VectorsEmbedder(model, v, meta.similarity, protocol or v.meta.get("protocol"))
         has_text = bool(v.meta.get("texts")) or any(k.startswith("t:") for k in v.keys)
         for spec in specs:
-            from ... import tasktypes
-
             if "text" in tasktypes.get(spec.type).needs(spec) and not has_text:
                 continue  # the model has no text side: the run skipped this task too
             if spec.name not in data:
