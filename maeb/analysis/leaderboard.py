@@ -11,6 +11,13 @@ board does not show: its rank number is then missing from the board, and a note 
 KL or WER of audio generation: TaskInfo.lower_is_better) ranks the smallest first. Mean (Task), Mean (TaskType) and the category and
 domain means are empty when any of their tasks is missing.
 
+Two Borda rules (BORDA_RULES; `aggregate(borda=...)`, `maeb leaderboard --borda`): "mteb" (the default,
+as on the public board) gives n_models - rank on a task, where n_models counts the board's rows, so
+a model that ran a task only a few models ran still earns points against every model on the board;
+"paper" (the MAEB paper) gives n_task - rank, n_task counting the models with a score on that task:
+points only against the models that ran it (the number of them it beats, ties counting half). Under
+both a missing task earns nothing and final ranks order total points, ties sharing the best rank.
+
 load_board reads result folders and CSV files (maeb.results.read: what it rejects, it reports) and joins
 the task facts: the catalog's for its tasks, else what maeb's runner recorded in the results."""
 
@@ -109,6 +116,7 @@ class Board:
     partial: dict[str, dict[str, float]] = field(default_factory=dict)
     cells: dict[tuple[str, str], list[Score]] = field(default_factory=dict)
     uncertainty: Uncertainty | None = None  # when asked for
+    borda: str = "mteb"  # the rule that ranked the rows (BORDA_RULES)
 
     @property
     def types(self) -> list[str]:
@@ -119,6 +127,21 @@ class Board:
     def domains(self) -> list[str]:
         """The domains any task on the board records, sorted."""
         return sorted({d for t in self.tasks for d in t.domains})
+
+
+BORDA_RULES = {
+    "mteb": "mteb's Borda rule: on each task n_models - rank (n_models: the board's models), a missing task 0",
+    "paper": "the MAEB paper's Borda rule: on each task n_task - rank (n_task: the models that ran it), a missing task 0",
+}
+
+
+def borda_rule(name: str) -> str:
+    """The rule's name, checked (one line naming the choices otherwise)."""
+    if name not in BORDA_RULES:
+        from ..core.errors import MaebError
+
+        raise MaebError(f"Borda rule {name!r}: choose one of {', '.join(BORDA_RULES)}")
+    return name
 
 
 def _mean_or_none(values: list[float | None]) -> float | None:
@@ -134,11 +157,14 @@ def aggregate(
     subsets: dict[str, list[str]] | None = None,
     infos: dict[str, TaskInfo] | None = None,
     benchmark: str | None = None,
+    borda: str = "mteb",
 ) -> Board:
     """The board of these scores: a task's score is the mean over its splits and subsets; models
     are ranked by Borda points over every task they have a score on (partial ones too, as mteb
     does), and shown where they have at least one complete task. `tasks` limits and orders the
-    tasks, `subsets` keeps only the named subsets of a task, `infos` says what each task is."""
+    tasks, `subsets` keeps only the named subsets of a task, `infos` says what each task is, `borda`
+    names the rule (BORDA_RULES)."""
+    borda_rule(borda)
     subsets = subsets or {}
     wanted = None if tasks is None else set(tasks)
     values: dict[tuple[str, str], dict[tuple[str, str], float]] = defaultdict(dict)
@@ -184,8 +210,9 @@ def aggregate(
         names = list(partial[task])
         sign = 1.0 if infos.get(task, TaskInfo(task)).lower_is_better else -1.0  # rank 1 is the best model
         ranks = rankdata([sign * partial[task][m] for m in names], method="average")
+        voters = n_models if borda == "mteb" else len(names)
         for name, r in zip(names, ranks):
-            points[name] += n_models - r
+            points[name] += voters - r
     task_list = [infos.get(t, TaskInfo(t)) for t in present]
     rows = []
     for model in models:
@@ -218,6 +245,7 @@ def aggregate(
     missing = [t for t in (tasks or []) if t not in present]
     cells = {key: list(combos.values()) for key, combos in kept.items()}
     board = Board(benchmark, task_list, rows, missing, partial={t: dict(partial[t]) for t in present}, cells=cells)
+    board.borda = borda
     hidden = sorted(set(ranked) - set(models))
     if hidden:
         shown = ", ".join(f"{m} (rank {int(final[m])})" for m in hidden[:5]) + (" ..." if len(hidden) > 5 else "")
@@ -268,12 +296,13 @@ def load_board(
     pins: dict[str, str] | None = None,
     tasks: list[str] | None = None,
     plain: bool = False,
+    borda: str = "mteb",
 ) -> tuple[Board, list[str]]:
     """The board of a benchmark (or of every task found, or of a task list) from result folders and
     CSV files, and the lines describing what was left out. Catalog facts (main metric, evaluation
     splits, type) come first; result files' own records fill in tasks the catalog does not know.
     Runs in mteb's experiments folders are rows of their own ("model [setting]", with a note
-    saying so), or with `plain` left out."""
+    saying so), or with `plain` left out. `borda` names the ranking rule (BORDA_RULES)."""
     from ..core.errors import MaebError, closest
     from ..results.read import choose_revisions, read_results
     from ..spec import catalog
@@ -305,7 +334,7 @@ def load_board(
         scores = [s for s in scores if not is_experiment(s.source)]
     present = names or sorted({s.task for s in scores})
     infos = {t: lookup(t) or res.tasks.get(t) or TaskInfo(t) for t in present}
-    board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None)
+    board = aggregate(scores, names, bench.subsets if bench else None, infos, bench.name if bench else None, borda)
     board.task_filter = list(names or ()) if tasks else None
     board.notes = list(res.notes) + board.notes
     if experiments and not plain:

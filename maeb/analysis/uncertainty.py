@@ -13,7 +13,7 @@ owes to the choice of tasks).
 Each bootstrap draw resamples the tasks with replacement (a task drawn twice counts twice), each
 cell's experiments with replacement (the cell's score moves by the resampled mean minus the mean)
 and adds a uniform draw within each cell's band, then counts Borda points exactly as the board
-does (mteb's rule: average ranks within a task, n_models - rank points, nothing for a missing
+does (under the board's rule: average ranks within a task, n_models or n_task - rank points, nothing for a missing
 task). A model's rank interval holds the central `level` share of its ranks over the draws; two
 neighbours on the board are told apart when the upper one has more points in at least `level` of
 the draws; a group is a run of neighbours none of which can be told from the next. The board's
@@ -140,17 +140,19 @@ def ranks(values: np.ndarray, method: str = "average") -> np.ndarray:
     return per_value[inverse]
 
 
-def borda_points(matrix: np.ndarray, lower_is_better: np.ndarray, n_models: int) -> np.ndarray:
+def borda_points(matrix: np.ndarray, lower_is_better: np.ndarray, n_models: int, rule: str = "mteb") -> np.ndarray:
     """(models x tasks) points: within each task (column) the models with a score (not NaN) are
-    ranked, the best first, ties sharing their average rank; each earns n_models - rank; a missing
-    score earns 0. The board's points are the row sums (maeb.analysis.leaderboard.aggregate, mteb's rule)."""
+    ranked, the best first, ties sharing their average rank; each earns n_models - rank (rule
+    "mteb") or n_task - rank with n_task the models scored on that task (rule "paper"); a missing
+    score earns 0. The board's points are the row sums (maeb.analysis.leaderboard.aggregate)."""
     out = np.zeros(matrix.shape)
     for j in range(matrix.shape[1]):
         column = matrix[:, j]
         present = ~np.isnan(column)
         if present.any():
             sign = 1.0 if lower_is_better[j] else -1.0
-            out[present, j] = n_models - ranks(sign * column[present])
+            voters = n_models if rule == "mteb" else int(present.sum())
+            out[present, j] = voters - ranks(sign * column[present])
     return out
 
 
@@ -333,7 +335,7 @@ def compute(
             matrix[index[model], j] = value
     lower = np.array([t.lower_is_better for t in board.tasks], dtype=bool)
     n_models = len(rows)
-    base = borda_points(matrix, lower, n_models)
+    base = borda_points(matrix, lower, n_models, board.borda)
     metric = {t.name: t.main_score for t in board.tasks}
     set_aside: list[str] = []
     noise = _cell_noise(board, metric.get, _Files(), experiment_index(extra_results) if extra_results else {}, set_aside)
@@ -358,7 +360,7 @@ def compute(
                 cell_draws[(model, task)].append(moved[i, j])
             touched = sorted({col_of[t] for _, t in noise})
             columns = base.copy()
-            columns[:, touched] = borda_points(moved[:, touched], lower[touched], n_models)
+            columns[:, touched] = borda_points(moved[:, touched], lower[touched], n_models, board.borda)
         weights = rng.multinomial(len(tasks), np.full(len(tasks), 1 / len(tasks))) if "tasks" in sources else np.ones(len(tasks))
         total = columns[ranked] @ weights
         points[b] = total
