@@ -180,3 +180,28 @@ def test_a_vectors_file_round_trips_without_pickle(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(Exception, match="bad.npz cannot be read"):
         vf.read(tmp_path / "bad.npz")
+
+
+def test_a_truncated_empty_or_duplicated_vectors_file_is_one_line(tmp_path):
+    good = vf.write(tmp_path / "v.npz", {"a": np.ones(3, np.float32), "b": np.zeros(3, np.float32)}, {}, {"model": "m/x"})
+    for name, data in (("truncated.npz", good.read_bytes()[:200]), ("empty.npz", b"")):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(vf.MaebError, match=f"{name} cannot be read"):
+            vf.read(tmp_path / name)
+    with open(tmp_path / "twice.npz", "wb") as handle:
+        np.savez(
+            handle, keys=np.array(["a", "a"]), vectors=np.ones((2, 3), np.float32), names=np.array(["", ""]), meta=np.array("{}")
+        )
+    with pytest.raises(vf.MaebError, match="the key a appears more than once"):
+        vf.read(tmp_path / "twice.npz")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_vectors_fail_the_encoder_stage_naming_the_clip(bad):
+    keys = ["k0", "k1"]
+    a = np.ones((2, 4), np.float32)
+    b = a.copy()
+    b[1, 2] = bad  # NaN would compare as no move at all
+    verdict = vf.compare(vf.Vectors(keys, a, ["x.wav", "y.wav"]), vf.Vectors(keys, b, ["x.wav", "y.wav"]), "m", "mfcc")
+    assert verdict.problem == "1 vectors hold NaN or inf (first: y.wav)"
+    assert vf.compare(vf.Vectors(keys, b, ["x.wav", "y.wav"]), vf.Vectors(keys, a, ["", ""]), "m", "mfcc").problem

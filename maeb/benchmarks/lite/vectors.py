@@ -22,6 +22,7 @@ import math
 import os
 import sqlite3
 import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,10 +142,13 @@ def read(path: Path) -> Vectors:
             matrix = np.asarray(data["vectors"], dtype=np.float32)
             names = [str(n) for n in data["names"]]
             meta = json.loads(str(data["meta"]))
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # a truncated or empty file too
         raise MaebError(f"vectors file {path} cannot be read ({type(exc).__name__}: {exc}); regenerate it") from exc
     if matrix.ndim != 2 or len(keys) != len(matrix) or len(names) != len(keys):
         raise MaebError(f"vectors file {path}: {len(keys)} keys for a matrix of shape {matrix.shape}; regenerate it")
+    if len(set(keys)) != len(keys):
+        twice = next(k for k in keys if keys.count(k) > 1)
+        raise MaebError(f"vectors file {path}: the key {twice} appears more than once; regenerate it")
     return Vectors(keys, matrix, names, meta)
 
 
@@ -181,6 +185,7 @@ class EncoderVerdict:
     smallest_cosine: float = 1.0
     jumps: list[str] = field(default_factory=list)  # clips whose vector changed discretely
     bad_shape: str = ""
+    non_finite: list[str] = field(default_factory=list)  # clips whose vector holds NaN or inf (in either file)
 
     @property
     def allowed_jumps(self) -> int:
@@ -193,6 +198,8 @@ class EncoderVerdict:
         t = self.tolerance
         if self.bad_shape:
             return self.bad_shape
+        if self.non_finite:
+            return f"{len(self.non_finite)} vectors hold NaN or inf (first: {self.non_finite[0]})"
         if not self.compared:  # (some missing are a run of some tasks; other clips are the inputs stage's)
             first = f" (first: {self.missing[0]})" if self.missing else ""
             return f"none of the reference's {len(self.missing)} clips and texts has a vector in the run{first}"
@@ -233,6 +240,9 @@ def compare(reference: Vectors, run: Vectors, model: str, family: str) -> Encode
             continue
         verdict.compared += 1
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        if not (np.isfinite(a64).all() and np.isfinite(b64).all()):  # NaN compares as no move at all
+            verdict.non_finite.append(names.get(key) or key)
+            continue
         norm_a, norm_b = float(np.linalg.norm(a64)), float(np.linalg.norm(b64))
         move = float(np.linalg.norm(a64 - b64)) / max(norm_a, 1e-30)
         cosine = float(a64 @ b64) / max(norm_a * norm_b, 1e-30) if norm_a and norm_b else float(norm_a == norm_b)
