@@ -336,8 +336,8 @@ def test_scatter_within_a_decade_reads_plain_numbers_and_whole_ranks():
     fig.figure.canvas.draw()
     xs = {t.get_text() for t in ax.get_xticklabels() + ax.get_xticklabels(minor=True)} - {""}
     assert {"100", "120", "150"} <= xs, xs
-    ys = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
-    assert ys and all(y.lstrip("−-").isdigit() for y in ys), ys
+    ys = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]  # a score axis now (issue 44): plain numbers
+    assert ys and all(re.fullmatch(r"[−-]?\d+(\.\d)?", y) for y in ys), ys
     forest = figures.borda_forest(Board(None, tasks, rows)).figure
     forest.canvas.draw()
     xs = [t.get_text() for t in forest.axes[0].get_xticklabels() if t.get_text()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from . import figlayout as lay
 from .figures import LINES, MARKERS, Figure, _label, _name, pyplot
 from .leaderboard import Board
 
@@ -52,16 +53,17 @@ def sweeps(board: Board) -> dict[str, dict[str, dict[int, float]]]:
     return out
 
 
-def layer_curves(board: Board) -> Figure | None:
-    """Score by hidden layer for each sweep on the board (None when there is none)."""
+def layer_curves(board: Board, width: float = lay.PAGE) -> Figure | None:
+    """Score by hidden layer for each sweep on the board at `width` inches, panels in rows that fit it and the
+    legend below (None when there is none)."""
     panels = sweeps(board)
     if not panels:
         return None
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(3.2 * len(panels) + 2.5, 3.4), layout="constrained")
     styles = {label: i for i, label in enumerate(sorted({k for runs in panels.values() for k in runs}))}
+    fig, axes, legend_cols = lay.panels(plt, len(panels), width, [_name(k) for k in styles])
     handles: dict[str, object] = {}
-    for ax, (title, runs) in zip(axes[0], panels.items()):
+    for ax, (title, runs) in zip(axes, panels.items()):
         for label, scores in runs.items():
             i, layers = styles[label], sorted(scores)
             (line,) = ax.plot(
@@ -70,13 +72,20 @@ def layer_curves(board: Board) -> Figure | None:
                 LINES[i % len(LINES)],
                 marker=MARKERS[i % len(MARKERS)],
                 color="black",
-                ms=4,
-                lw=1,
+                ms=3.5,
+                lw=0.8,
             )
             handles.setdefault(label, line)
-        ax.set_title(_label(title, 30), fontsize=8)
-        ax.set_xlabel("hidden layer (0: input to the first)")
-        ax.set_ylabel("score (%)")
+        ax.set_title(_label(title, 30), fontsize=lay.FONT)
+        ax.set_xlabel("hidden layer (0: input to the first)", fontsize=lay.FONT)
+        ax.set_ylabel("score (%)", fontsize=lay.FONT)
         ax.xaxis.get_major_locator().set_params(integer=True)
-    fig.legend(handles.values(), [_name(k) for k in handles], loc="outside right center", fontsize=6.5, frameon=False)
+    fig.legend(
+        handles.values(),
+        [_name(k) for k in handles],
+        loc="outside lower center",
+        ncols=legend_cols,
+        fontsize=lay.SMALL,
+        frameon=False,
+    )
     return Figure("score_by_layer", "Score by hidden layer of each layer sweep (python -m maeb run --layers).", fig)
