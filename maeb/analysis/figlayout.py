@@ -12,6 +12,7 @@ such place is left out of the plot and named in a note instead, so no two labels
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -45,6 +46,7 @@ def width_inches(value: str | float | None) -> float:
     return inches
 
 
+@functools.lru_cache(maxsize=4096)
 def text_width(text: str, size: float = SMALL) -> float:
     """The width of one line of text in points, as matplotlib's default font draws it."""
     from matplotlib.font_manager import FontProperties
@@ -56,14 +58,20 @@ def text_width(text: str, size: float = SMALL) -> float:
 
 def wrap(text: str, width_in: float, size: float = SMALL) -> str:
     """`text` broken into lines that each fit `width_in` inches at `size` points (never inside a name:
-    a break inside 'wavlm-base-plus-sd' would read as two models)."""
-    limit = width_in * 72
+    a break inside 'wavlm-base-plus-sd' would read as two models). Words are measured one by one (a
+    line's width is their sum and the spaces', 3% to spare for kerning)."""
+    limit = width_in * 72 / 1.03
+    space = text_width("a b", size) - text_width("ab", size)
     lines: list[str] = []
+    used = 0.0
     for word in text.split(" "):
-        if lines and text_width(lines[-1] + " " + word, size) <= limit:
+        w = text_width(word, size)
+        if lines and used + space + w <= limit:
             lines[-1] += " " + word
+            used += space + w
         else:
             lines.append(word)
+            used = w
     return "\n".join(lines)
 
 
@@ -72,11 +80,25 @@ def note_height(text: str) -> float:
     return 0.08 + (text.count("\n") + 1) * SMALL * 1.25 / 72 if text else 0.0
 
 
-def rest_note(names: list[str], first: int, width_in: float, why: str = "not shown") -> str:
-    """'not shown (rank 29 on): a, b, c' wrapped to the figure's width; '' when nothing is left out."""
+def name_list(head: str, names: list[str], width_in: float, max_lines: int = 8) -> str:
+    """head + the names, wrapped to `width_in` inches, at most `max_lines` lines (then the names that fit and
+    '... and K more'); '' without names."""
     if not names:
         return ""
-    return wrap(f"{why} (board rows {first + 1}–{first + len(names)}): {', '.join(names)}", width_in - 0.1)
+    text = wrap(head + ", ".join(names), width_in - 0.1)
+    if text.count("\n") < max_lines:
+        return text
+    low, high = 0, len(names)  # the most names that fit with the tail saying how many more
+    while low < high:
+        k = (low + high + 1) // 2
+        trial = wrap(head + ", ".join(names[:k]) + f" ... and {len(names) - k} more", width_in - 0.1)
+        low, high = (k, high) if trial.count("\n") < max_lines else (low, k - 1)
+    return wrap(head + ", ".join(names[:low]) + f" ... and {len(names) - low} more", width_in - 0.1)
+
+
+def rest_note(names: list[str], first: int, width_in: float) -> str:
+    """'not shown (board rows 29–67): a, b, c' (name_list); '' when nothing is left out."""
+    return name_list(f"not shown (board rows {first + 1}–{first + len(names)}): ", names, width_in)
 
 
 class Room:
@@ -139,10 +161,10 @@ def _box(x: float, y: float, w: float, h: float, cos: float, sin: float) -> tupl
     return x0, y0, x0 + w, y0 + h, ha, va
 
 
-def place_labels(ax, points: list[tuple[float, float, str]], marker_pt: float = 4.0) -> list[str]:
+def place_labels(ax, points: list[tuple[float, float, str]], marker_pt: float = 4.0, bars=()) -> list[str]:
     """Label each point (x, y in data units, text) where its box is inside the axes, clear of the ticks, and
-    overlaps no marker and no other label; leader lines for labels set off their point. The figure's layout
-    is fixed first (the boxes are measured in its final coordinates). Returns the texts that found no place."""
+    overlaps no marker, no error bar (bars: (x, low, high) in data units) and no other label; leader lines for
+    labels set off their point. The figure's layout is fixed first (the boxes are measured in its final coordinates). Returns the texts that found no place."""
     fig = ax.figure
     fig.canvas.draw()
     fig.set_layout_engine("none")  # positions stay as measured: a later layout would move the axes under the labels
@@ -154,6 +176,9 @@ def place_labels(ax, points: list[tuple[float, float, str]], marker_pt: float = 
     at = np.array([ax.transData.transform((x, y)) for x, y, _ in points]).reshape(-1, 2)
     r = (marker_pt / 2 + 1.0) * px
     taken = [(mx - r, my - r, mx + r, my + r) for mx, my in at]  # markers first: no label covers a point
+    for x, low, high in bars:  # nor an interval (its caps a marker's width)
+        (bx, by0), (_, by1) = ax.transData.transform((x, low)), ax.transData.transform((x, high))
+        taken.append((bx - 2 * px, by0 - px, bx + 2 * px, by1 + px))
     gap = 1.0 * px  # a hair of white between two labels
     unplaced: list[str] = []
     order = sorted(range(len(points)), key=lambda i: _crowd(at, i))  # the crowded points choose first

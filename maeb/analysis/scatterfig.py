@@ -22,7 +22,7 @@ def _shared(board: Board, models: list[str]) -> tuple[list[str], list[str], list
     the shared tasks are under a quarter of the board's (and 3), the model with the fewest tasks leaves (a mean over
     two tasks says little, and no model is judged on tasks another lacks)."""
     rows = {r.model: r for r in board.rows}
-    models, dropped = list(models), []
+    models, dropped = list(models), list[str]()
     need = min(len(board.tasks), max(3, len(board.tasks) / 4))
     while True:
         common = [t.name for t in board.tasks if all(rows[m].tasks.get(t.name) is not None for m in models)]
@@ -73,18 +73,19 @@ def _log_ticks(ax, xs: list[float]) -> None:
     )
 
 
-def _scatter_figure(width: float, points: list[tuple], xlabel: str, ylabel: str, above: str):
+def _scatter_figure(width: float, points: list[tuple], xlabel: str, ylabel: str, above: list[tuple[str, list[str]]]):
     """Points (x, y %, interval % or None, label, hollow) on a log x axis at `width`, each labelled where no label
-    overlaps another or the ticks; `above`: a note over the axes; labels without room are named under the figure."""
+    overlaps another or the ticks; `above`: (why, names) of the models not shown, named over the axes (a few lines
+    each at most); labels without room are named under the figure."""
+    note = "\n".join(lay.name_list(why + ": ", names, width - 0.05, 3) for why, names in above if names)
     plt = pyplot()
-    above = lay.wrap(above, width - 0.15) if above else ""
-    height = min(lay.MAX_HEIGHT - 1.2, max(2.4, 0.66 * width)) + lay.note_height(above)
+    height = min(lay.MAX_HEIGHT - 1.2, max(2.4, 0.66 * width)) + lay.note_height(note)
     fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     for x, y, span, _, hollow in points:
         err = None if span is None else [[y - min(span[0], y)], [max(span[1], y) - y]]
         ax.errorbar(x, y, yerr=err, fmt="o", color="black", mfc="white" if hollow else "black", ms=3.5, capsize=1.2, lw=0.6)
     ax.set_xscale("log")
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    xs = [p[0] for p in points]
     pad = 10 ** (0.05 * max(np.log10(max(xs) / min(xs)), 0.5))  # the outer markers clear of the spines
     ax.set_xlim(min(xs) / pad, max(xs) * pad)
     tops = [p[2][1] if p[2] else p[1] for p in points]
@@ -94,9 +95,10 @@ def _scatter_figure(width: float, points: list[tuple], xlabel: str, ylabel: str,
     _log_ticks(ax, xs)
     ax.set_xlabel(xlabel, fontsize=lay.FONT)
     ax.set_ylabel(lay.wrap(ylabel, height - 0.9, lay.FONT), fontsize=lay.FONT)
-    if above:  # names whole: no break inside a name
-        ax.set_title(above, fontsize=lay.SMALL, color=GREY, loc="left")
-    unplaced = lay.place_labels(ax, [(x, y, label) for x, y, _, label, _ in points], marker_pt=3.5)
+    if note:  # over the whole figure (an axes title starts at the spine and ran off the right edge)
+        fig.suptitle(note, x=0.01, ha="left", fontsize=lay.SMALL, color=GREY)
+    bars = [(x, span[0], span[1]) for x, _, span, _, _ in points if span]
+    unplaced = lay.place_labels(ax, [(x, y, label) for x, y, _, label, _ in points], marker_pt=3.5, bars=bars)
     if unplaced:
         lay.grow_below(fig, lay.wrap(f"no room for the labels of: {', '.join(unplaced)}", width - 0.15))
     return fig
@@ -122,16 +124,13 @@ def scatter(
         points.append(
             (getattr(cards[m], attr), mean, None if span is None else (100 * span[0], 100 * span[1]), label, cards[m].baseline)
         )
-    above = []
-    lacking = [_name(r.model) for r in rows if r.model not in known]
-    if lacking:
-        above.append(f"not shown, no {what.lower()} recorded (or 0): {', '.join(lacking)}")
-    if dropped:
-        above.append(f"not shown, too few tasks in common with the others: {', '.join(map(_name, dropped))}")
-    if len(rows) < len(board.rows):
-        above.append(f"not shown, past the first {len(rows)}: {', '.join(_name(r.model) for r in board.rows[len(rows) :])}")
+    above = [
+        (f"not shown, no {what.lower()} recorded (or 0)", [_name(r.model) for r in rows if r.model not in known]),
+        ("not shown, too few tasks in common with the others", [_name(m) for m in dropped]),
+        (f"not shown, past the first {len(rows)}", [_name(r.model) for r in board.rows[len(rows) :]]),
+    ]
     ylabel = f"mean score over the {len(common)} tasks all plotted models completed (%)"
-    fig = _scatter_figure(width, points, f"{what} (log scale)", ylabel, "; ".join(above))
+    fig = _scatter_figure(width, points, f"{what} (log scale)", ylabel, above)
     bars = (
         "bars: the mean of those tasks' intervals (a task without one counts at its score)"
         if any(p[2] for p in points)
@@ -180,11 +179,10 @@ def score_vs_compute(board: Board, results: Iterable[Path], width: float = lay.P
                 False,
             )
         )
-    lacking = [_name(m) for m in rows if m not in known]
-    above = f"not shown, no embedding seconds recorded: {', '.join(lacking)}" if lacking else ""
-    if len(rows) < len(board.rows):
-        rest = ", ".join(_name(r.model) for r in board.rows[len(rows) :])
-        above = "; ".join(filter(None, [above, f"not shown, past the first {len(rows)}: {rest}"]))
+    above = [
+        ("not shown, no embedding seconds recorded", [_name(m) for m in rows if m not in known]),
+        (f"not shown, past the first {len(rows)}", [_name(r.model) for r in board.rows[len(rows) :]]),
+    ]
     xlabel = f"embedding seconds over the {len(common)} tasks (log scale)"
     fig = _scatter_figure(width, points, xlabel, f"mean score over the same {len(common)} tasks (%)", above)
     caption = "Score against compute: mean score and embedding seconds over the tasks every plotted model has both for."
