@@ -35,10 +35,10 @@ debian:
 lite: install debian
 	@status=0; $(PY) -m maeb lite --check || status=$$?; \
 	plotted=0; $(PY) -m maeb plot runs/maeb-lite --benchmark MAEB-lite --out runs/maeb-lite/figures --format pdf png || plotted=$$?; \
-	echo "make lite: open runs/maeb-lite/leaderboard.html in a browser (the page to explore, figures inline);"; \
-	echo "           figures for a paper (PDF, PNG): runs/maeb-lite/figures/"; \
 	if [ $$status -ne 0 ]; then echo "make lite: the check failed (exit $$status): its last lines name the stage and what to send"; fi; \
 	if [ $$plotted -ne 0 ]; then echo "make lite: drawing the figures failed (exit $$plotted)"; [ $$status -ne 0 ] || status=$$plotted; fi; \
+	echo "make lite: the page to explore (figures inline): open $(CURDIR)/runs/maeb-lite/leaderboard.html in a browser"; \
+	echo "make lite: figures for a paper (PDF, PNG, 7 in wide): $(CURDIR)/runs/maeb-lite/figures/ (python -m maeb plot --width column for 3.3 in)"; \
 	exit $$status
 
 # the committed MAEB-lite reference regenerated: scores with 32 replays per cell, every model's vectors,

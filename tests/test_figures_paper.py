@@ -294,3 +294,12 @@ def test_top_names_the_rest_and_the_cli_takes_width_top_and_borda(board67, tmp_p
 def test_width_names_and_inches():
     assert lay.width_inches("column") == 3.3 and lay.width_inches("page") == 7.0 and lay.width_inches("5.5") == 5.5
     assert lay.short("org/a-very-long-model-name-sd", 20).endswith("-sd") and len(lay.short("x" * 80, 20)) == 20
+
+
+def test_make_lite_ends_by_saying_where_the_page_and_figures_are():
+    from pathlib import Path
+
+    recipe = (Path(__file__).resolve().parent.parent / "Makefile").read_text().split("\nlite:", 1)[1].split("\n\n", 1)[0]
+    lines = [line.strip() for line in recipe.splitlines() if line.strip()]
+    assert lines[-1].startswith("exit $$status")
+    assert "runs/maeb-lite/leaderboard.html" in lines[-3] and "runs/maeb-lite/figures/" in lines[-2], lines[-3:]

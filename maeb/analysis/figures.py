@@ -136,7 +136,7 @@ def _shown(board: Board, width: float, top: int | None, fixed: float, panel_rows
     names = [_name(r.model, lay.name_chars(width)) for r in board.rows]
     room = lay.Room(width, fixed, panel_rows, per_panel)
     n, note = lay.fit_rows(len(board.rows), top, room, [r.model for r in board.rows])
-    return board.rows[:n], names[:n], note, room(n, note)
+    return board.rows[:n], names[:n], note, max(1.5, room(n, note))  # a figure of a few models still reads as one
 
 
 def _cut(fig: Figure, rows: list, board: Board) -> Figure:

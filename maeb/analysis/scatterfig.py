@@ -77,7 +77,7 @@ def _scatter_figure(width: float, points: list[tuple], xlabel: str, ylabel: str,
     """Points (x, y %, interval % or None, label, hollow) on a log x axis at `width`, each labelled where no label
     overlaps another or the ticks; `above`: (why, names) of the models not shown, named over the axes (a few lines
     each at most); labels without room are named under the figure."""
-    note = "\n".join(lay.name_list(why + ": ", names, width - 0.05, 3) for why, names in above if names)
+    note = "\n".join(lay.name_list(why + ": ", names, width - 0.05, 8) for why, names in above if names)
     plt = pyplot()
     height = min(lay.MAX_HEIGHT - 1.2, max(2.4, 0.66 * width)) + lay.note_height(note)
     fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
