@@ -63,9 +63,7 @@ def test_the_metrics_nan_falls_back_to_finite_main_scores_without_a_line(tmp_pat
     write_result(tmp_path, "org/a", "T", [0.61, 0.62, 0.60])
     path = tmp_path / "org__a" / "r1" / "T.json"
     data = json.loads(path.read_text())
-    data["scores"]["test"][0]["scores_per_experiment"] = [
-        {"accuracy": float("nan"), "main_score": v} for v in (0.61, 0.62, 0.60)
-    ]
+    data["scores"]["test"][0]["scores_per_experiment"] = [{"accuracy": float("nan"), "main_score": v} for v in (0.61, 0.62, 0.60)]
     path.write_text(json.dumps(data))
     u = _set_aside(tmp_path)
     assert u.set_aside == [] and u.cells[("org/a", "T")].experiments == 3

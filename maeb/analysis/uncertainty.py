@@ -263,9 +263,7 @@ def _cell_noise(board, metric_of, files: _Files, extra: dict, set_aside: list[st
             bad = _bad_experiment(found, bounds)
             if bad is not None:
                 of = f" of {shown}" if bad.endswith("range") else ""
-                set_aside.append(
-                    f"{where}: {task} split {s.split} subset {s.subset}: {bad}{of}; its experiments are set aside"
-                )
+                set_aside.append(f"{where}: {task} split {s.split} subset {s.subset}: {bad}{of}; its experiments are set aside")
                 found = []
             if found:
                 by_size.setdefault(len(found), []).append([float(v) for v in found])

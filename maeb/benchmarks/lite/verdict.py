@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ...run.numeric_env import summary as env_summary
 from . import vectors as vectors_file
-from .check import DEFAULT_TOLERANCE, MARGIN, Cell, _main, _results, compare, stability_of
+from .check import DEFAULT_TOLERANCE, MARGIN, Cell, _band_problem, _main, _results, compare, metric_of, stability_of
 
 STAGES = ("inputs", "encoders", "evaluators")
 
@@ -79,18 +79,38 @@ def _fingerprint(data: dict, what: str):
     return (((data.get("maeb") or {}).get("fingerprints")) or {}).get(what)
 
 
+def evaluator_band_problem(reference: dict, bands: dict | None) -> str | None:
+    """What makes a cell's evaluator allowance untrustworthy, or None: the reference's evaluator
+    spread, stability band or item share not a finite number of at least 0 or wider than the
+    metric's range (a spread of 1e9 would pass every score; NaN would allow nan), by the rule the
+    leaderboard sets such bands aside by (maeb.results.read.check_band)."""
+    from ...results.read import check_band
+
+    if bands is not None and not isinstance(bands, dict):
+        return f"the reference's evaluator record is {type(bands).__name__}, not a record"
+    if bands and "spread" in bands:
+        problem = check_band(bands["spread"], metric_of(reference), "evaluator spread")
+        if problem:
+            return f"the reference vectors' {problem}"
+    problem = _band_problem(reference)
+    return f"the reference's {problem}" if problem else None
+
+
 def evaluator_allowance(reference: dict, bands: dict | None) -> tuple[float, str]:
     """How far the reference's vectors scored here may move a cell's score, the largest of: MARGIN
     times the spread the reference measured across evaluator set-ups (OpenBLAS kernels, torch's
     instruction sets); MARGIN times the cell's rounding band (another CPU's evaluator rounds
     otherwise, and rounding-level noise moves the cell by that much: a fragile cell's move); one
     item's share (an unmeasured kernel flipping one clip, query or pair, as rounding does in a
-    cell that is not fragile)."""
+    cell that is not fragile). Check evaluator_band_problem first: values it refuses count as 0."""
+    if evaluator_band_problem(reference, bands):
+        return 0.0, "no trusted band (the reference's is refused)"
     spread = float((bands or {}).get("spread", 0.0))
     record = stability_of(reference)
-    band = float(record["band"]) if isinstance(record.get("band"), (int, float)) and math.isfinite(record["band"]) else 0.0
+    band = float(record["band"]) if isinstance(record.get("band"), (int, float)) else 0.0
     quantum = float(record["quantum"]) if isinstance(record.get("quantum"), (int, float)) else 0.0
-    setups = ", ".join(sorted((bands or {}).get("kernels", {})))
+    kernels = (bands or {}).get("kernels")
+    setups = ", ".join(sorted(kernels)) if isinstance(kernels, dict) else ""
     return max(
         (MARGIN * spread, f"{MARGIN:g} x the spread over the evaluator set-ups {setups}"),
         (MARGIN * band, f"{MARGIN:g} x its rounding band" + (" (fragile)" if record.get("fragile") else "")),
@@ -124,6 +144,9 @@ def check(
         if a is None or b is None:
             verdict.other.append(f"{cell.model} / {cell.task}: {cell.cause}")
             continue
+        if _band_problem(a):  # (compare named it in the cell's cause; a band refused is a failed cell, not a pass)
+            verdict.other.append(f"{cell.model} / {cell.task}: {cell.cause}")
+            continue
         if _fingerprint(a, "inputs") != _fingerprint(b, "inputs"):
             verdict.failures["inputs"].append(
                 f"{cell.model} / {cell.task}: the clips differ from the reference's (other bytes: the synthesizers' versions?)"
@@ -154,6 +177,12 @@ def check(
         for (model, task), scores in sorted(scored.items()):
             ref = reference.get((model, task))
             if ref is None:
+                continue
+            problem = evaluator_band_problem(ref, bands[model].get(task))
+            if problem:
+                verdict.failures["evaluators"].append(
+                    f"{model} / {task}: {problem}: restore it (the committed reference: git checkout results/maeb-lite)"
+                )
                 continue
             allowed, source = evaluator_allowance(ref, bands[model].get(task))
             scored_cell = EvaluatorCell(model, task, _main(ref) or 0.0, main_score(scores), allowed, source)
