@@ -205,9 +205,19 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio", path_colum
         raise DataError(f"{source}: first column must be 'file_name'; found {', '.join(first)}")
     columns: dict[str, list] = {k: [] for k in first if k != "file_name"}
     refs = []
+    seen: dict[str, int] = {}
     for line, row in rows:
         if set(row) != set(first):
             raise DataError(f"{source}: row {line} has columns {sorted(row)}, expected {sorted(first)}")
+        # a row pasted twice counts its clip twice in every score (0.5500 became 0.6087 with three);
+        # the same clip with other values (another question, another split) is a row of its own
+        whole = json.dumps(row, sort_keys=True, default=str)
+        if whole in seen:
+            raise DataError(
+                f"{source}: row {line} repeats row {seen[whole]} (clip {row['file_name']}, every column equal); "
+                "delete one of them"
+            )
+        seen[whole] = line
         name = str(row["file_name"])
         refs.append(AudioRef(name, path=str(folder / name)))
         for key in columns:
