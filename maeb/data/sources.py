@@ -225,7 +225,20 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio", path_colum
             if key in path_columns:
                 value = AudioRef(str(value), path=str(_existing_audio(folder / str(value)))) if value else None
             columns[key].append(value)
+    columns = {k: _one_type(v) for k, v in columns.items()}
     return Table({audio_column: refs, **columns}, name=str(folder), source=str(source), lines=[line for line, _ in rows])
+
+
+def _one_type(values: list) -> list:
+    """A column read from CSV or JSON that mixes numbers with text (labels 0..9 and one 'dog') as
+    text throughout, as a dataframe reader types the same file: one column, one type, so a label
+    is never the number 1 in one split and the text '1' in another (which no classifier can fit
+    or score). A column of numbers only keeps them: a hub column is typed, and mteb sees ints."""
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    texts = [v for v in values if isinstance(v, str) and v.strip()]
+    if not numbers or not texts:
+        return values
+    return [str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in values]
 
 
 def load_metafolder(root: str | Path, meta_file: str, audio_template: str = "{audio}", audio_column: str = "audio") -> Table:
@@ -256,6 +269,7 @@ def load_metafolder(root: str | Path, meta_file: str, audio_template: str = "{au
         except (KeyError, IndexError) as exc:
             raise DataError(f"{meta}: row {number} lacks field {exc} for audio path template {audio_template!r}") from exc
         refs.append(AudioRef(relative, path=str(_existing_audio(root / relative))))
+    columns = {k: _one_type(v) for k, v in columns.items()}
     columns[audio_column] = refs
     return Table(columns, name=str(meta))
 
