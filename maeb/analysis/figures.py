@@ -466,8 +466,16 @@ def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) ->
     killed or failed plot leaves the figure that was there, never a torn or empty one."""
     from ..results.write import write_bytes_atomic
 
+    import errno
+
+    from ..core.errors import OutputError
+
     plt = pyplot()
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a full disk, a file where the folder belongs: one line, not a traceback
+        hint = "free some space" if exc.errno == errno.ENOSPC else "pass another --out"
+        raise OutputError(f"cannot make the figures' folder {folder} ({exc.strerror or exc}); {hint}") from exc
     written = []
     with plt.rc_context(STYLE):
         for f in figs:
