@@ -464,11 +464,10 @@ def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) ->
     """Each figure as NAME.pdf, NAME.svg and NAME.png in `folder` (created); the figures are closed after.
     Each file is drawn in memory, then written through a temporary file and renamed, as results are: a
     killed or failed plot leaves the figure that was there, never a torn or empty one."""
-    from ..results.write import write_bytes_atomic
-
     import errno
 
     from ..core.errors import OutputError
+    from ..results.write import write_bytes_atomic
 
     plt = pyplot()
     try:
