@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...core.errors import MaebError
 from ...run.numeric_env import summary as env_summary
 from . import vectors as vectors_file
 from .check import DEFAULT_TOLERANCE, MARGIN, Cell, _band_problem, _main, _results, compare, metric_of, stability_of
@@ -153,6 +154,7 @@ def check(
             )
     # 2. encoders
     ran = sorted({c.model for c in cells})
+    references: dict[str, vectors_file.Vectors] = {}  # the reference's vectors of each model, read once
     for model in ran:
         ref_path, run_path = vectors_file.file_of(reference_dir, model), vectors_file.file_of(run_dir, model)
         if not ref_path.is_file():
@@ -160,23 +162,44 @@ def check(
                 f"{model}: the reference holds no vectors ({ref_path}); regenerate it (make regen-lite)"
             )
             continue
+        try:  # an unreadable file fails its model's encoder stage in one line; the other models are still checked
+            ref_vectors = vectors_file.read(
+                ref_path, "restore it (git checkout results/maeb-lite) or regenerate it (make regen-lite)"
+            )
+        except MaebError as exc:
+            verdict.failures["encoders"].append(f"{model}: {exc}")
+            continue
+        references[model] = ref_vectors  # (the evaluator stage scores them even when the run's are absent)
         if not run_path.is_file():
             verdict.failures["encoders"].append(f"{model}: the run wrote no vectors ({run_path}); rerun `maeb lite`")
             continue
-        ref_vectors, run_vectors = vectors_file.read(ref_path), vectors_file.read(run_path)
+        try:
+            run_vectors = vectors_file.read(run_path, "rerun `maeb lite`")
+        except MaebError as exc:
+            verdict.failures["encoders"].append(f"{model}: {exc}")
+            continue
         family = ref_vectors.meta.get("family", "")
         found = vectors_file.compare(ref_vectors, run_vectors, model, family)
         verdict.encoders.append(found)
         if found.problem:
             verdict.failures["encoders"].append(f"{model} ({family}): {found.problem}")
     # 3. evaluators: the reference's own vectors, scored here
-    with_vectors = [m for m in ran if vectors_file.file_of(reference_dir, m).is_file()]
+    with_vectors = sorted(references)
     if with_vectors:
         scored = (evaluate or score_reference)(reference_dir, lite_dir, with_vectors, tasks)
-        bands = {m: vectors_file.read(vectors_file.file_of(reference_dir, m)).meta.get("evaluators") or {} for m in with_vectors}
+        bands = {}
+        for m in with_vectors:
+            record = references[m].meta.get("evaluators") or {}
+            if not isinstance(record, dict):
+                verdict.failures["evaluators"].append(
+                    f"{m}: the reference vectors' evaluator bands are a {type(record).__name__}, not a record by task: "
+                    "restore it (the committed reference: git checkout results/maeb-lite)"
+                )
+                record = None
+            bands[m] = record
         for (model, task), scores in sorted(scored.items()):
             ref = reference.get((model, task))
-            if ref is None:
+            if ref is None or model not in bands or bands[model] is None:
                 continue
             problem = evaluator_band_problem(ref, bands[model].get(task))
             if problem:
