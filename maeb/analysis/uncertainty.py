@@ -167,8 +167,8 @@ def experiments_of(entry: dict, metric: str | None) -> list:
     recorded = [name for name in names if any(name in r for r in rows)]
     # the task's metric where the experiments record it, else their main_score
     good = [n for n in recorded if all(_finite(r.get(n)) for r in rows)]
-    name = (good or recorded or [None])[0]
-    return [r.get(name) for r in rows] if name else []
+    chosen = good or recorded
+    return [r.get(chosen[0]) for r in rows] if chosen else []
 
 
 def _finite(value) -> bool:

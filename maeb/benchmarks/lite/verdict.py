@@ -187,7 +187,7 @@ def check(
     with_vectors = sorted(references)
     if with_vectors:
         scored = (evaluate or score_reference)(reference_dir, lite_dir, with_vectors, tasks)
-        bands = {}
+        bands: dict[str, dict | None] = {}
         for m in with_vectors:
             record = references[m].meta.get("evaluators") or {}
             if not isinstance(record, dict):
@@ -198,16 +198,16 @@ def check(
                 record = None
             bands[m] = record
         for (model, task), scores in sorted(scored.items()):
-            ref = reference.get((model, task))
-            if ref is None or model not in bands or bands[model] is None:
+            ref, by_task = reference.get((model, task)), bands.get(model)
+            if ref is None or by_task is None:  # (bands that are not a record failed above)
                 continue
-            problem = evaluator_band_problem(ref, bands[model].get(task))
+            problem = evaluator_band_problem(ref, by_task.get(task))
             if problem:
                 verdict.failures["evaluators"].append(
                     f"{model} / {task}: {problem}: restore it (the committed reference: git checkout results/maeb-lite)"
                 )
                 continue
-            allowed, source = evaluator_allowance(ref, bands[model].get(task))
+            allowed, source = evaluator_allowance(ref, by_task.get(task))
             scored_cell = EvaluatorCell(model, task, _main(ref) or 0.0, main_score(scores), allowed, source)
             verdict.evaluators.append(scored_cell)
             if not scored_cell.agrees:
