@@ -464,17 +464,11 @@ def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) ->
     """Each figure as NAME.pdf, NAME.svg and NAME.png in `folder` (created); the figures are closed after.
     Each file is drawn in memory, then written through a temporary file and renamed, as results are: a
     killed or failed plot leaves the figure that was there, never a torn or empty one."""
-    import errno
-
-    from ..core.errors import OutputError
-    from ..results.write import write_bytes_atomic
+    from ..results.write import check_writable, write_bytes_atomic
 
     plt = pyplot()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a full disk, a file where the folder belongs: one line, not a traceback
-        hint = "free some space" if exc.errno == errno.ENOSPC else "pass another --out"
-        raise OutputError(f"cannot make the figures' folder {folder} ({exc.strerror or exc}); {hint}") from exc
+    check_writable(folder)  # a full disk, a file where the folder belongs: one line naming it, not a traceback
+    folder.mkdir(parents=True, exist_ok=True)
     written = []
     with plt.rc_context(STYLE):
         for f in figs:

@@ -209,14 +209,9 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio", path_colum
     for line, row in rows:
         if set(row) != set(first):
             raise DataError(f"{source}: row {line} has columns {sorted(row)}, expected {sorted(first)}")
-        # a row pasted twice counts its clip twice in every score (0.5500 became 0.6087 with three);
-        # the same clip with other values (another question, another split) is a row of its own
-        whole = json.dumps(row, sort_keys=True, default=str)
-        if whole in seen:
-            raise DataError(
-                f"{source}: row {line} repeats row {seen[whole]} (clip {row['file_name']}, every column equal); "
-                "delete one of them"
-            )
+        # a row pasted twice counts its clip twice (0.5500 became 0.6087); the same clip with other values is kept
+        if (whole := json.dumps(row, sort_keys=True, default=str)) in seen:
+            raise DataError(f"{source}: row {line} repeats row {seen[whole]} (clip {row['file_name']}, every column equal)")
         seen[whole] = line
         name = str(row["file_name"])
         refs.append(AudioRef(name, path=str(folder / name)))
@@ -230,15 +225,13 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio", path_colum
 
 
 def _one_type(values: list) -> list:
-    """A column read from CSV or JSON that mixes numbers with text (labels 0..9 and one 'dog') as
-    text throughout, as a dataframe reader types the same file: one column, one type, so a label
-    is never the number 1 in one split and the text '1' in another (which no classifier can fit
-    or score). A column of numbers only keeps them: a hub column is typed, and mteb sees ints."""
-    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    texts = [v for v in values if isinstance(v, str) and v.strip()]
-    if not numbers or not texts:
+    """A column mixing numbers with text (digits and one 'dog') as text throughout, as a dataframe
+    reader types the file: a label is never 1 in one split and '1' in another (no classifier fits
+    or scores that). Numbers only keep their type (a hub column is typed; mteb sees ints)."""
+    number = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in values]
+    if not any(number) or not any(isinstance(v, str) and v.strip() for v in values):
         return values
-    return [str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in values]
+    return [str(v) if n else v for v, n in zip(values, number)]
 
 
 def load_metafolder(root: str | Path, meta_file: str, audio_template: str = "{audio}", audio_column: str = "audio") -> Table:
