@@ -180,7 +180,7 @@ def check_band(band, metric: str | None, what: str = "stability band") -> str | 
     allows nothing and compares as allowing everything) and no wider than the metric's range (a
     band of 1e9 on an accuracy would pass or blur any score)."""
     if isinstance(band, bool) or not isinstance(band, (int, float)):
-        return f"{what} {band!r} is not a number"
+        return f"{what} is {band!r}, not a number"
     if not math.isfinite(band):
         return f"{what} is {band}, not a finite number"
     if band < 0:
