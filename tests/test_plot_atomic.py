@@ -68,3 +68,35 @@ def test_a_full_disk_is_one_line_and_leaves_no_empty_figure(tmp_path, monkeypatc
         figures.write([_drawn()], tmp_path, ["png"])
     assert good.read_bytes() == b"\x89PNG the good figure"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["borda_ranks.png"]
+
+
+@pytest.mark.parametrize("where", ["mkdir", "fsync"])
+def test_plot_on_a_full_disk_is_one_line_naming_the_figure_and_leaves_nothing(tmp_path, monkeypatch, capsys, where):
+    """`maeb plot` end to end: the folder cannot be made, or the disk fills while a figure is
+    written: exit 2, one line naming the folder or figure, no 0-byte or temporary file."""
+    import os
+    from pathlib import Path
+
+    from maeb.cli.commands import main
+
+    from .test_uncertainty import write_result
+
+    for model, value in (("org/a", 0.6), ("org/b", 0.5), ("org/c", 0.4)):
+        for task in ("T1", "T2"):
+            write_result(tmp_path / "res", model, task, [value, value + 0.01, value - 0.01])
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    out = tmp_path / "figs"
+    if where == "mkdir":
+        real = Path.mkdir
+        monkeypatch.setattr(Path, "mkdir", lambda self, *a, **k: full() if self == out else real(self, *a, **k))
+    else:
+        monkeypatch.setattr(os, "fsync", full)
+    capsys.readouterr()
+    rc = main(["plot", str(tmp_path / "res"), "--out", str(out), "--draws", "40", "--format", "png"])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("maeb: error")]
+    assert rc == 2 and len(err) == 1 and "No space left on device" in err[0] and "free some space" in err[0]
+    assert (str(out) in err[0]) and (where == "mkdir" or ".png" in err[0])
+    assert not out.exists() or list(out.iterdir()) == []

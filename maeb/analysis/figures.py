@@ -371,9 +371,10 @@ def write(figs: list[Figure], folder: Path, formats: Iterable[str] = FORMATS) ->
     """Each figure as NAME.pdf, NAME.svg and NAME.png in `folder` (created); the figures are closed after.
     Each file is drawn in memory, then written through a temporary file and renamed, as results are: a
     killed or failed plot leaves the figure that was there, never a torn or empty one."""
-    from ..results.write import write_bytes_atomic
+    from ..results.write import check_writable, write_bytes_atomic
 
     plt = pyplot()
+    check_writable(folder)  # a full disk, a file where the folder belongs: one line naming it, not a traceback
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     with plt.rc_context(STYLE):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,16 +51,33 @@ def per_item_tsv(metric: str, refs: list, values: list) -> str:
 
 
 def read_per_item(path: Path) -> tuple[str, dict[str, float]]:
-    """(metric, key -> value) of a per-item file; DataError naming the file and line when one is malformed."""
+    """(metric, key -> value) of a per-item file; DataError naming the file, line and item when one is
+    malformed, not a finite number or outside the metric's range (one NaN would make every
+    sign-flip look extreme and report p = 0.0005), or when a key repeats."""
+    from ..results.read import _SLACK, metric_range
+
     lines = path.read_text().splitlines()
     if not lines or not lines[0].startswith("# metric\t"):
         raise DataError(f"{path}: not a per-item file (its first line must be '# metric<TAB>NAME')")
     metric, values = lines[0].split("\t", 1)[1], {}
+    bounds = metric_range(metric)
+    first_line: dict[str, int] = {}
     for n, row in enumerate(csv.reader(lines[2:], delimiter="\t"), start=3):
         try:
-            values[row[0]] = float(row[2])
+            value = float(row[2])
         except (IndexError, ValueError):
             raise DataError(f"{path} line {n}: expected key, clip and a number, got {row!r}") from None
+        item = f"item {row[0]} ({row[1]})" if row[1] else f"item {row[0]}"
+        if not math.isfinite(value):
+            raise DataError(f"{path} line {n}: {item} scores {value}, not a finite number; rerun the task with --per-item")
+        if bounds and not bounds[0] - _SLACK <= value <= bounds[1] + _SLACK:
+            raise DataError(
+                f"{path} line {n}: {item} scores {value:g}, outside [{bounds[0]:g}, {bounds[1]:g}], the range of {metric}"
+            )
+        if row[0] in first_line:
+            raise DataError(f"{path} line {n}: {item} is already on line {first_line[row[0]]}; each item is scored once")
+        first_line[row[0]] = n
+        values[row[0]] = value
     return metric, values
 
 
@@ -155,7 +173,12 @@ def compare_models(
                 raise DataError(f"task {task}: no per-item scores in {folder}; run it with --per-item (maeb run)")
         for where in sorted(set(files_a[task]) & set(files_b[task])):
             metric, a = read_per_item(files_a[task][where])
-            _, b = read_per_item(files_b[task][where])
+            other, b = read_per_item(files_b[task][where])
+            if metric != other:  # a difference of two metrics means nothing
+                raise DataError(
+                    f"task {task} {where}: {files_a[task][where]} scores {metric}, {files_b[task][where]} scores {other}; "
+                    "compare per-item scores of one metric"
+                )
             try:
                 res = compare_items(a, b, draws, seed, level)
             except DataError as exc:

@@ -156,17 +156,23 @@ def borda_points(matrix: np.ndarray, lower_is_better: np.ndarray, n_models: int,
     return out
 
 
-def experiments_of(entry: dict, metric: str | None) -> list[float]:
-    """The per-experiment values of an entry's main metric ([] when the entry records none)."""
+def experiments_of(entry: dict, metric: str | None) -> list:
+    """The per-experiment values of an entry's main metric as recorded ([] when the entry records
+    none). Values are not checked here: a NaN, a string or a missing value among them is set aside
+    by the caller with a line naming the file (`_bad_experiment`), not dropped without a word."""
     rows = entry.get("scores_per_experiment")
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         return []
     names = [metric, "main_score"] if metric else ["main_score"]
-    for name in names:
-        values = [r.get(name) for r in rows]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
-            return [float(v) for v in values]
-    return []
+    recorded = [name for name in names if any(name in r for r in rows)]
+    # the task's metric where the experiments record it, else their main_score
+    good = [n for n in recorded if all(_finite(r.get(n)) for r in rows)]
+    chosen = good or recorded
+    return [r.get(chosen[0]) for r in rows] if chosen else []
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class _Files:
@@ -194,11 +200,11 @@ def _entry(data: dict | None, split: str, subset: str) -> dict:
     return {}
 
 
-def _band(data: dict | None) -> float | None:
+def _band(data: dict | None):
+    """The stability band a result file records, as recorded (None: none recorded; a record
+    without a band is a band not measured, not one to set aside)."""
     record = ((data or {}).get("maeb") or {}).get("stability") or {}
-    band = record.get("band")
-    # a hand-edited or foreign file's negative band is no band (uniform(-b, b) needs b >= 0)
-    return float(band) if isinstance(band, (int, float)) and math.isfinite(band) and band >= 0 else None
+    return record.get("band") if isinstance(record, dict) else None
 
 
 @dataclass
@@ -222,19 +228,24 @@ class _Noise:
         return total / self.combos
 
 
-def _out_of_range(values: list[float], bounds: tuple[float, float] | None) -> float | None:
-    """The first value outside the metric's range (with the rounding slack), or None."""
-    if bounds is None:
-        return None
-    return next((v for v in values if not bounds[0] - _SLACK <= v <= bounds[1] + _SLACK), None)
+def _bad_experiment(values: list, bounds: tuple[float, float] | None) -> str | None:
+    """Why a list of experiment scores cannot be used: its first value that is not a finite number
+    or lies outside the metric's range (with the rounding slack), or None."""
+    for v in values:
+        if not _finite(v):
+            return f"experiment score {v!r} is not a finite number" if v is not None else "an experiment has no score"
+        if bounds is not None and not bounds[0] - _SLACK <= v <= bounds[1] + _SLACK:
+            return f"experiment score {v:g} is outside the range"
+    return None
 
 
 def _cell_noise(board, metric_of, files: _Files, extra: dict, set_aside: list[str]) -> dict[tuple[str, str], _Noise]:
     """Per (model, task): the experiments and the band behind the board's value. Result files are
-    not trusted: experiments outside the metric's range, and a band wider than that range, are set
+    not trusted: experiments that are not finite numbers or lie outside the metric's range, and a band
+    that is not a finite number of at least 0 or is wider than that range, are set
     aside (a line each in `set_aside`, naming the file), so one edited or foreign file cannot give
     a cell an interval of ±1e11 or a negative accuracy, nor move the rank intervals."""
-    from ..results.read import metric_range
+    from ..results.read import check_band, metric_range
 
     out = {}
     for (model, task), scores in board.cells.items():
@@ -249,19 +260,21 @@ def _cell_noise(board, metric_of, files: _Files, extra: dict, set_aside: list[st
             where = s.source
             if not found:
                 found, where = extra.get((model, s.revision, task, s.split, s.subset), ([], ""))
-            bad = _out_of_range(found, bounds)
+            bad = _bad_experiment(found, bounds)
             if bad is not None:
-                set_aside.append(
-                    f"{where}: {task} split {s.split} subset {s.subset}: experiment score {bad:g} is outside the range "
-                    f"of {shown}; its experiments are set aside"
-                )
+                of = f" of {shown}" if bad.endswith("range") else ""
+                set_aside.append(f"{where}: {task} split {s.split} subset {s.subset}: {bad}{of}; its experiments are set aside")
                 found = []
             if found:
-                by_size.setdefault(len(found), []).append(found)
+                by_size.setdefault(len(found), []).append([float(v) for v in found])
             b = _band(data)
-            if b is not None and bounds is not None and b > bounds[1] - bounds[0]:
-                set_aside.append(f"{s.source}: {task}: stability band {b:g} is wider than the range of {shown}; set aside")
+            problem = check_band(b, metric) if b is not None else None
+            if problem:
+                line = f"{s.source}: {task}: {problem}; set aside"
+                if line not in set_aside:  # (a file's splits and subsets share its one band)
+                    set_aside.append(line)
                 b = None
+            b = None if b is None else float(b)
             band = b if band is None or (b is not None and b > band) else band
         if by_size or band:
             out[(model, task)] = _Noise(len(scores), [np.array(v) for _, v in sorted(by_size.items())], band)

@@ -205,9 +205,14 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio", path_colum
         raise DataError(f"{source}: first column must be 'file_name'; found {', '.join(first)}")
     columns: dict[str, list] = {k: [] for k in first if k != "file_name"}
     refs = []
+    seen: dict[str, int] = {}
     for line, row in rows:
         if set(row) != set(first):
             raise DataError(f"{source}: row {line} has columns {sorted(row)}, expected {sorted(first)}")
+        # a row pasted twice counts its clip twice (0.5500 became 0.6087); the same clip with other values is kept
+        if (whole := json.dumps(row, sort_keys=True, default=str)) in seen:
+            raise DataError(f"{source}: row {line} repeats row {seen[whole]} (clip {row['file_name']}, every column equal)")
+        seen[whole] = line
         name = str(row["file_name"])
         refs.append(AudioRef(name, path=str(folder / name)))
         for key in columns:
@@ -215,7 +220,18 @@ def load_audiofolder(folder: str | Path, audio_column: str = "audio", path_colum
             if key in path_columns:
                 value = AudioRef(str(value), path=str(_existing_audio(folder / str(value)))) if value else None
             columns[key].append(value)
+    columns = {k: _one_type(v) for k, v in columns.items()}
     return Table({audio_column: refs, **columns}, name=str(folder), source=str(source), lines=[line for line, _ in rows])
+
+
+def _one_type(values: list) -> list:
+    """A column mixing numbers with text (digits and one 'dog') as text throughout, as a dataframe
+    reader types the file: a label is never 1 in one split and '1' in another (no classifier fits
+    or scores that). Numbers only keep their type (a hub column is typed; mteb sees ints)."""
+    number = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in values]
+    if not any(number) or not any(isinstance(v, str) and v.strip() for v in values):
+        return values
+    return [str(v) if n else v for v, n in zip(values, number)]
 
 
 def load_metafolder(root: str | Path, meta_file: str, audio_template: str = "{audio}", audio_column: str = "audio") -> Table:
@@ -246,6 +262,7 @@ def load_metafolder(root: str | Path, meta_file: str, audio_template: str = "{au
         except (KeyError, IndexError) as exc:
             raise DataError(f"{meta}: row {number} lacks field {exc} for audio path template {audio_template!r}") from exc
         refs.append(AudioRef(relative, path=str(_existing_audio(root / relative))))
+    columns = {k: _one_type(v) for k, v in columns.items()}
     columns[audio_column] = refs
     return Table(columns, name=str(meta))
 

@@ -173,6 +173,24 @@ def check_value(value: float, metric: str | None, scale: float = 1.0) -> str | N
     return None
 
 
+def check_band(band, metric: str | None, what: str = "stability band") -> str | None:
+    """Why a recorded band (how far rounding moves a score: a result's stability band, an evaluator
+    spread) cannot be used, or None when it can. One rule for the leaderboard's uncertainty and for
+    `lite --check`: a band must be a finite number of at least 0 (uniform(-b, b) needs b >= 0; NaN
+    allows nothing and compares as allowing everything) and no wider than the metric's range (a
+    band of 1e9 on an accuracy would pass or blur any score)."""
+    if isinstance(band, bool) or not isinstance(band, (int, float)):
+        return f"{what} is {band!r}, not a number"
+    if not math.isfinite(band):
+        return f"{what} is {band}, not a finite number"
+    if band < 0:
+        return f"{what} {band:g} is negative"
+    bounds = metric_range(metric)
+    if bounds and band > bounds[1] - bounds[0]:
+        return f"{what} {band:g} is wider than the range of {metric} [{bounds[0]:g}, {bounds[1]:g}]"
+    return None
+
+
 # -- what a result records about its task ----------------------------------------------------
 def mteb_type(kind: str) -> str:
     """mteb's type name of maeb's short type name (unknown names are returned as they are)."""

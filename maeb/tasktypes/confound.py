@@ -13,7 +13,12 @@ probe and few-shot draw (samples_per_label per class, seeded):
 - `within`: the main score within each fixed nuisance value (KFold inside that value's clips; null
   where the value holds one label or too few clips to fit a probe), for up to MAX_WITHIN values.
 Rule: the run warns when shared - leave_group_out >= DROP (in the main score's units): the score
-rests on recognising nuisance values seen in training. The main score itself is not changed."""
+rests on recognising nuisance values seen in training. Only on enough evidence: with fewer than
+MIN_VALUES values, leave-group-out trains on one or two values and tests on another, so a drop
+measures the shift between those few (TESS: 2 speakers, emotion easy within each), and with fewer
+than MIN_CLIPS clips in a value its held-out folds are a handful of clips; then the line is logged,
+marked weak evidence, not warned. The line states the values and clips per value it rests on. The
+main score itself is not changed."""
 
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ from ..core.errors import DataError
 DROP = 0.10  # main-score loss without shared nuisance values at or above which the run warns
 FOLDS = 5  # folds of both out-of-fold scores (fewer when the column has fewer values)
 MAX_WITHIN = 20  # nuisance values up to which the score within each value is computed (each is its own fits)
+MIN_VALUES = 3  # nuisance values a warning needs (two: leave-group-out is one value against the other)
+MIN_CLIPS = 5  # clips the smallest value must hold in the pool for a warning
 
 
 def _out_of_fold(x, y, folds, p, probe: str) -> np.ndarray | None:
@@ -54,6 +61,7 @@ def probe_column(x: np.ndarray, y: np.ndarray, g: np.ndarray, column: str, p: di
     """The confound record of one nuisance column (values g per clip) for labels y."""
     values, counts = np.unique(g, return_counts=True)
     out: dict = {"column": column, "values": int(len(values)), "clips": int(len(y)), "metric": metric}
+    out["clips_per_value"] = {"fewest": int(counts.min()), "most": int(counts.max())}
     if len(values) < 2:
         return {**out, "skipped": f"the column {column!r} holds a single value ({values[0]!r}) in the pool"}
     n = min(FOLDS, len(y))
@@ -71,8 +79,18 @@ def probe_column(x: np.ndarray, y: np.ndarray, g: np.ndarray, column: str, p: di
         out["within"] = {str(v): _within(x[g == v], y[g == v], p, metric, probe) for v in values}
     if out["shared"] is not None and out["leave_group_out"] is not None:
         out["drop"] = round(out["shared"] - out["leave_group_out"], 6)
-        out["warn"] = out["drop"] >= DROP
+        out["weak"] = _weak(len(values), int(counts.min()))
+        out["warn"] = out["drop"] >= DROP and not out["weak"]
     return out
+
+
+def _weak(values: int, fewest: int) -> str:
+    """Why a column's drop is weak evidence of a confound ('' when it is not)."""
+    if values < MIN_VALUES:
+        return f"only {values} values (a warning needs {MIN_VALUES}): leaving one out measures the shift between them"
+    if fewest < MIN_CLIPS:
+        return f"a value holds only {fewest} clips (a warning needs {MIN_CLIPS} in each)"
+    return ""
 
 
 def _within(x, y, p, metric: str, probe: str) -> float | None:
@@ -97,20 +115,31 @@ def nuisance_values(table, columns: list[str], where: str) -> dict[str, np.ndarr
 
 
 def message(task: str, record: dict) -> str:
-    """The run's one line on a column: its scores, and the warning when its drop reaches DROP."""
+    """The run's one line on a column: the evidence (values, clips per value), its scores, and what
+    the drop measured; the warning's words when its drop reaches DROP on enough evidence."""
     n = record["nuisance"]
+    column = record["column"]
+    per = record.get("clips_per_value") or {}
+    clips = f", {per['fewest']} to {per['most']} clips each" if per else ""
     probe = "no probe (one value per fold)" if n["accuracy"] is None else f"{n['accuracy']:.3f}"
     text = (
-        f"task {task}: nuisance {record['column']!r} ({record['values']} values): predicted from the embeddings at "
+        f"task {task}: nuisance {column!r} ({record['values']} values{clips}): predicted from the embeddings at "
         f"{probe} accuracy (chance {n['chance']:.3f}, majority {n['majority']:.3f}); {record['metric']} "
-        f"{_shown(record['shared'])} when train and test share {record['column']} values, "
+        f"{_shown(record['shared'])} when train and test share {column} values, "
         f"{_shown(record['leave_group_out'])} when they share none"
     )
     within = [v for v in (record.get("within") or {}).values() if v is not None]
     if within:
         text += f", {float(np.mean(within)):.3f} on average within one value ({len(within)} values scored)"
-    if record.get("warn"):
-        text += f": the score drops by {record['drop']:.3f} (>= {DROP}), so much of it is the nuisance, not the label"
+    drop = record.get("drop")
+    if drop is not None and drop >= DROP:
+        measured = f": the score drops by {drop:.3f} (>= {DROP}) without shared {column} values"
+        if record.get("weak"):
+            text += f"{measured}; weak evidence, no warning: {record['weak']}"
+        else:
+            text += f"{measured}, so it rests on recognising {column} values seen in training"
+            if within:
+                text += " (within one value the label is still scored as above)"
     return text
 
 
@@ -121,8 +150,11 @@ def _shown(value) -> str:
 def run(emb, x, y, nuisance: dict[str, np.ndarray], p: dict, metric: str, probe: str) -> list[dict]:
     """The confound records of every nuisance column, each printed (a warning when its drop is large)."""
     records = []
+    # a typed array (int or str), not one of objects: sklearn cannot tell the type of an object
+    # array of ints (the integer labels of FSDD's digits) and refuses it as "unknown"
+    labels = np.asarray(np.asarray(y, dtype=object).tolist())
     for column, g in nuisance.items():
-        record = probe_column(np.asarray(x), np.asarray(y, dtype=object), g, column, p, metric, probe)
+        record = probe_column(np.asarray(x), labels, g, column, p, metric, probe)
         records.append(record)
         if "skipped" in record:
             emb.log(f"task {emb.context}: nuisance {column!r} skipped: {record['skipped']}")

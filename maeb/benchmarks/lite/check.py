@@ -84,9 +84,19 @@ def _results(root: Path, broken: dict[tuple[str, str], str] | None = None) -> di
     return out
 
 
+def metric_of(data: dict) -> str | None:
+    """The main metric a result file records for its task (maeb.task.main_score), or None."""
+    task = (data.get("maeb") or {}).get("task")
+    name = task.get("main_score") if isinstance(task, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def _band_problem(reference: dict) -> str | None:
     """What is wrong with the reference's recorded band, or None: a band that is not a finite number
-    of at least 0 must not be replaced by 0 (or trusted) without a word."""
+    of at least 0, or wider than the metric's range (1e9 would pass every score), must not be
+    replaced by 0 (or trusted) without a word. The leaderboard's rule (results.read.check_band)."""
+    from ...results.read import check_band
+
     record = stability_of(reference)
     if not isinstance(record, dict):
         return f"maeb.stability is {type(record).__name__}, not a record"
@@ -94,8 +104,9 @@ def _band_problem(reference: dict) -> str | None:
         value = record.get(key)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            return f"maeb.stability.{key} is {value!r}, not a number of at least 0"
+        problem = check_band(value, metric_of(reference), f"maeb.stability.{key}")
+        if problem:
+            return problem
     return None
 
 

@@ -134,21 +134,38 @@ def write(path: Path, vectors: dict[str, np.ndarray], names: dict[str, str], met
     return path
 
 
-def read(path: Path) -> Vectors:
-    """A vectors file (MaebError naming it when it cannot be read)."""
+def read(path: Path, hint: str = "regenerate it") -> Vectors:
+    """A vectors file (MaebError naming it and what is wrong when it cannot be read or is not in
+    the format: hint says what to do, the reference's "regenerate it", a run's "rerun")."""
+    if not zipfile.is_zipfile(path):  # (np.load of other bytes tries them as a pickle and says so)
+        raise MaebError(
+            f"vectors file {path} cannot be read (not a numpy .npz archive: truncated, empty or another file); {hint}"
+        )
     try:
         with np.load(path, allow_pickle=False) as data:
             keys = [str(k) for k in data["keys"]]
-            matrix = np.asarray(data["vectors"], dtype=np.float32)
+            stored = data["vectors"]
             names = [str(n) for n in data["names"]]
             meta = json.loads(str(data["meta"]))
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # a truncated or empty file too
-        raise MaebError(f"vectors file {path} cannot be read ({type(exc).__name__}: {exc}); regenerate it") from exc
-    if matrix.ndim != 2 or len(keys) != len(matrix) or len(names) != len(keys):
-        raise MaebError(f"vectors file {path}: {len(keys)} keys for a matrix of shape {matrix.shape}; regenerate it")
+        raise MaebError(f"vectors file {path} cannot be read ({type(exc).__name__}: {exc}); {hint}") from exc
+    # float32 as written, float64 tolerated; text parses, complex loses its imaginary part and ints
+    # are no encoder's output: each would be compared as if it were the vectors
+    if stored.dtype.kind != "f":
+        raise MaebError(f"vectors file {path}: the vectors are {stored.dtype}, not floating point; {hint}")
+    matrix = np.asarray(stored, dtype=np.float32)
+    if not isinstance(meta, dict):
+        raise MaebError(f"vectors file {path}: its meta is a JSON {type(meta).__name__}, not an object; {hint}")
+    family = meta.get("family", "")
+    if not isinstance(family, str):
+        raise MaebError(f"vectors file {path}: its family is {family!r}, not a name (its tolerance is the family's); {hint}")
+    if matrix.ndim != 2 or len(keys) != len(matrix):
+        raise MaebError(f"vectors file {path}: {len(keys)} keys for a matrix of shape {matrix.shape}; {hint}")
+    if len(names) != len(keys):
+        raise MaebError(f"vectors file {path}: {len(names)} names for {len(keys)} keys; {hint}")
     if len(set(keys)) != len(keys):
         twice = next(k for k in keys if keys.count(k) > 1)
-        raise MaebError(f"vectors file {path}: the key {twice} appears more than once; regenerate it")
+        raise MaebError(f"vectors file {path}: the key {twice} appears more than once; {hint}")
     return Vectors(keys, matrix, names, meta)
 
 

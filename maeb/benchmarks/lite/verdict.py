@@ -25,9 +25,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...core.errors import MaebError
 from ...run.numeric_env import summary as env_summary
 from . import vectors as vectors_file
-from .check import DEFAULT_TOLERANCE, MARGIN, Cell, _main, _results, compare, stability_of
+from .check import DEFAULT_TOLERANCE, MARGIN, Cell, _band_problem, _main, _results, compare, metric_of, stability_of
 
 STAGES = ("inputs", "encoders", "evaluators")
 
@@ -79,18 +80,38 @@ def _fingerprint(data: dict, what: str):
     return (((data.get("maeb") or {}).get("fingerprints")) or {}).get(what)
 
 
+def evaluator_band_problem(reference: dict, bands: dict | None) -> str | None:
+    """What makes a cell's evaluator allowance untrustworthy, or None: the reference's evaluator
+    spread, stability band or item share not a finite number of at least 0 or wider than the
+    metric's range (a spread of 1e9 would pass every score; NaN would allow nan), by the rule the
+    leaderboard sets such bands aside by (maeb.results.read.check_band)."""
+    from ...results.read import check_band
+
+    if bands is not None and not isinstance(bands, dict):
+        return f"the reference's evaluator record is {type(bands).__name__}, not a record"
+    if bands and "spread" in bands:
+        problem = check_band(bands["spread"], metric_of(reference), "evaluator spread")
+        if problem:
+            return f"the reference vectors' {problem}"
+    problem = _band_problem(reference)
+    return f"the reference's {problem}" if problem else None
+
+
 def evaluator_allowance(reference: dict, bands: dict | None) -> tuple[float, str]:
     """How far the reference's vectors scored here may move a cell's score, the largest of: MARGIN
     times the spread the reference measured across evaluator set-ups (OpenBLAS kernels, torch's
     instruction sets); MARGIN times the cell's rounding band (another CPU's evaluator rounds
     otherwise, and rounding-level noise moves the cell by that much: a fragile cell's move); one
     item's share (an unmeasured kernel flipping one clip, query or pair, as rounding does in a
-    cell that is not fragile)."""
+    cell that is not fragile). Check evaluator_band_problem first: values it refuses count as 0."""
+    if evaluator_band_problem(reference, bands):
+        return 0.0, "no trusted band (the reference's is refused)"
     spread = float((bands or {}).get("spread", 0.0))
     record = stability_of(reference)
-    band = float(record["band"]) if isinstance(record.get("band"), (int, float)) and math.isfinite(record["band"]) else 0.0
+    band = float(record["band"]) if isinstance(record.get("band"), (int, float)) else 0.0
     quantum = float(record["quantum"]) if isinstance(record.get("quantum"), (int, float)) else 0.0
-    setups = ", ".join(sorted((bands or {}).get("kernels", {})))
+    kernels = (bands or {}).get("kernels")
+    setups = ", ".join(sorted(kernels)) if isinstance(kernels, dict) else ""
     return max(
         (MARGIN * spread, f"{MARGIN:g} x the spread over the evaluator set-ups {setups}"),
         (MARGIN * band, f"{MARGIN:g} x its rounding band" + (" (fragile)" if record.get("fragile") else "")),
@@ -124,12 +145,16 @@ def check(
         if a is None or b is None:
             verdict.other.append(f"{cell.model} / {cell.task}: {cell.cause}")
             continue
+        if _band_problem(a):  # (compare named it in the cell's cause; a band refused is a failed cell, not a pass)
+            verdict.other.append(f"{cell.model} / {cell.task}: {cell.cause}")
+            continue
         if _fingerprint(a, "inputs") != _fingerprint(b, "inputs"):
             verdict.failures["inputs"].append(
                 f"{cell.model} / {cell.task}: the clips differ from the reference's (other bytes: the synthesizers' versions?)"
             )
     # 2. encoders
     ran = sorted({c.model for c in cells})
+    references: dict[str, vectors_file.Vectors] = {}  # the reference's vectors of each model, read once
     for model in ran:
         ref_path, run_path = vectors_file.file_of(reference_dir, model), vectors_file.file_of(run_dir, model)
         if not ref_path.is_file():
@@ -137,25 +162,52 @@ def check(
                 f"{model}: the reference holds no vectors ({ref_path}); regenerate it (make regen-lite)"
             )
             continue
+        try:  # an unreadable file fails its model's encoder stage in one line; the other models are still checked
+            ref_vectors = vectors_file.read(
+                ref_path, "restore it (git checkout results/maeb-lite) or regenerate it (make regen-lite)"
+            )
+        except MaebError as exc:
+            verdict.failures["encoders"].append(f"{model}: {exc}")
+            continue
+        references[model] = ref_vectors  # (the evaluator stage scores them even when the run's are absent)
         if not run_path.is_file():
             verdict.failures["encoders"].append(f"{model}: the run wrote no vectors ({run_path}); rerun `maeb lite`")
             continue
-        ref_vectors, run_vectors = vectors_file.read(ref_path), vectors_file.read(run_path)
+        try:
+            run_vectors = vectors_file.read(run_path, "rerun `maeb lite`")
+        except MaebError as exc:
+            verdict.failures["encoders"].append(f"{model}: {exc}")
+            continue
         family = ref_vectors.meta.get("family", "")
         found = vectors_file.compare(ref_vectors, run_vectors, model, family)
         verdict.encoders.append(found)
         if found.problem:
             verdict.failures["encoders"].append(f"{model} ({family}): {found.problem}")
     # 3. evaluators: the reference's own vectors, scored here
-    with_vectors = [m for m in ran if vectors_file.file_of(reference_dir, m).is_file()]
+    with_vectors = sorted(references)
     if with_vectors:
         scored = (evaluate or score_reference)(reference_dir, lite_dir, with_vectors, tasks)
-        bands = {m: vectors_file.read(vectors_file.file_of(reference_dir, m)).meta.get("evaluators") or {} for m in with_vectors}
+        bands: dict[str, dict | None] = {}
+        for m in with_vectors:
+            record = references[m].meta.get("evaluators") or {}
+            if not isinstance(record, dict):
+                verdict.failures["evaluators"].append(
+                    f"{m}: the reference vectors' evaluator bands are a {type(record).__name__}, not a record by task: "
+                    "restore it (the committed reference: git checkout results/maeb-lite)"
+                )
+                record = None
+            bands[m] = record
         for (model, task), scores in sorted(scored.items()):
-            ref = reference.get((model, task))
-            if ref is None:
+            ref, by_task = reference.get((model, task)), bands.get(model)
+            if ref is None or by_task is None:  # (bands that are not a record failed above)
                 continue
-            allowed, source = evaluator_allowance(ref, bands[model].get(task))
+            problem = evaluator_band_problem(ref, by_task.get(task))
+            if problem:
+                verdict.failures["evaluators"].append(
+                    f"{model} / {task}: {problem}: restore it (the committed reference: git checkout results/maeb-lite)"
+                )
+                continue
+            allowed, source = evaluator_allowance(ref, by_task.get(task))
             scored_cell = EvaluatorCell(model, task, _main(ref) or 0.0, main_score(scores), allowed, source)
             verdict.evaluators.append(scored_cell)
             if not scored_cell.agrees:
