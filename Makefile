@@ -104,7 +104,8 @@ quick-check:
 	$(PY) -m ruff check maeb tests scripts
 	$(PY) -m ruff format --check maeb tests scripts
 	$(PY) -m mypy maeb
-	$(PY) -m pytest -q -m "not slow" $(QUICK_TESTS) $(TESTS)
+	$(PY) -m pytest -q -m "not slow" $(QUICK_TESTS)
+	$(if $(TESTS),$(PY) -m pytest -q --durations=5 $(TESTS))
 
 # rebuild every generated page (architecture drawing, spec reference, hub layouts, CLI reference)
 # after adding a module, family, task type, spec field or flag; needs `make install-dev`

@@ -36,3 +36,15 @@ def test_make_test_and_test_heavy_select_every_test_and_test_fast_leaves_out_the
     assert fast[fast.index("-m") + 1] == "not slow"
     [hub] = _pytest_args("hub-check")
     assert hub[hub.index("-m") + 1] == "slow" and "tests/test_hub_e2e.py" in hub
+
+
+def test_quick_check_runs_the_tests_it_is_given_whole():
+    """`make quick-check TESTS=...` once ran the named tests under -m "not slow" too, so a family
+    test marked slow was dropped without a word: the named tests now run on their own, every marker."""
+    lines = [line for line in _recipe("quick-check") if "-m pytest" in line]
+    named = [line for line in lines if "$(TESTS)" in line]
+    assert len(named) == 1, f"quick-check: one pytest line should run $(TESTS): {lines}"
+    args = shlex.split(named[0].replace("$(if $(TESTS),", "").rstrip(")"))[3:]
+    assert "-m" not in args and "$(QUICK_TESTS)" not in args, f"quick-check: $(TESTS) run with a marker filter: {named[0]}"
+    [fixed] = [line for line in lines if "$(QUICK_TESTS)" in line]
+    assert "$(TESTS)" not in fixed
