@@ -76,7 +76,12 @@ def pinned(task: str) -> tuple[str, str]:
     return spec.data.path, spec.data.revision
 
 
+@pytest.mark.heavy
 def test_quick_subset_downloads_each_repository_once_and_reruns_offline(site, tmp_path, mock_model):
+    """Heavy (50 s measured): make test keeps the test hub through
+    test_failures_each_name_the_repository_and_what_to_do (a maeb run against it, 5 s),
+    test_offline_a_benchmark_asks_the_network_once_and_fails_each_hub_task and tests/test_hub_server.py;
+    `make hub-check` (-m slow) still runs this one."""
     assert pinned("MACST2ARetrieval") in {(r, v) for r, v, _ in site.datasets}
     with site.serve(HubServer()) as hub:
         env = maeb_env(tmp_path, hub.endpoint)

@@ -119,8 +119,11 @@ def _vectors(cache_dir: Path, name: str) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["hf-whisper", "hf-ssl"])
+@pytest.mark.parametrize("family", [pytest.param("hf-whisper", marks=pytest.mark.heavy), "hf-ssl"])
 def test_sweep_runs_one_forward_pass_per_batch_and_files_each_layer_as_an_experiment(tmp_path, tone_folder, family, monkeypatch):
+    """The whisper case is heavy (31 s measured): the hf-ssl case runs the same sweep in make test
+    (23 s) and test_whisper_layers_are_transformers_hidden_states_pooled_over_audio_frames keeps
+    Whisper's layers there."""
     build = tiny.whisper if family == "hf-whisper" else tiny.ssl
     meta = meta_for(family, **build(tmp_path / "m"))
     cls = WhisperEncoder if family == "hf-whisper" else SelfSupervisedEncoder

@@ -29,6 +29,10 @@ ray = pytest.importorskip("ray")
 TOOLS = all(shutil.which(t) for t in ("espeak-ng", "flite", "festival", "fluidsynth", "timidity"))
 pytestmark = [
     pytest.mark.slow,  # a local Ray cluster (about 13 s to start) and 15-30 s a test
+    # heavy: MAEB-lite's data and the cluster take over a minute to set up (92 s measured for the one
+    # test make test ran here); tests/test_ray_outside.py (a Ray run equals the plain run, 7 s) and
+    # tests/test_ray_equal_vectors.py's mfcc case (shards, vectors and scores equal) keep Ray in make test
+    pytest.mark.heavy,
     pytest.mark.skipif(not TOOLS, reason="Debian's espeak-ng, flite, festival, fluidsynth or timidity is missing"),
 ]
 
