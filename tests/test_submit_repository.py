@@ -1,0 +1,68 @@
+"""Issue 46 items 8 and 13: what `maeb submit` refuses before it writes (a NaN or inf main score, a
+task mteb does not know), a submission that is all or nothing (a disk that fills after the first
+file leaves the clone as it was), and what it says about the real repository's rules."""
+
+from __future__ import annotations
+
+import errno
+
+from .test_submit import MODEL, clone, lay_out, result, submit_main  # noqa: F401  (clone: the fixture)
+
+
+def _files(root):
+    return {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _registered() -> str:
+    from maeb.spec.catalog import mteb_record
+
+    return mteb_record(MODEL)["revision"]
+
+
+def test_a_nan_or_inf_main_score_is_refused_naming_the_file_and_field(tmp_path, clone, capsys):  # noqa: F811
+    ours = tmp_path / "ours"
+    nan = result("ESC50", {"default": 0.4, "other": float("nan")})
+    inf = result("AudioSetMini", {"default": float("inf")})
+    lay_out(ours, MODEL, _registered(), {"ESC50": nan, "AudioSetMini": inf})
+    before = _files(clone)
+    rc, out, err = submit_main(ours, clone, capsys)
+    assert rc == 1, err
+    refused = [line for line in err.splitlines() if line.startswith("refused: ")]
+    assert any("ESC50.json: scores.test[other].main_score = nan is not a finite number" in line for line in refused), err
+    assert any("AudioSetMini.json: scores.test[default].main_score = inf" in line for line in refused), err
+    assert "checks pass" not in out and _files(clone) == before
+
+
+def test_a_task_mteb_does_not_know_is_refused(tmp_path, clone, capsys):  # noqa: F811
+    ours = tmp_path / "ours"
+    lay_out(ours, MODEL, _registered(), {"MyLocalTones": result("MyLocalTones", {"default": 0.4})})
+    before = _files(clone)
+    rc, out, err = submit_main(ours, clone, capsys)
+    assert rc == 1 and "MyLocalTones.json: task_name 'MyLocalTones' is not a registered task" in err, err
+    assert "checks pass" not in out and _files(clone) == before
+
+
+def test_a_disk_that_fills_after_the_first_file_leaves_the_clone_as_it_was(tmp_path, clone, capsys, monkeypatch):  # noqa: F811
+    import maeb.results.submit as submit_module
+
+    ours = tmp_path / "ours"
+    files = {
+        "FSD2019Kaggle": result("FSD2019Kaggle", {"noisy": 0.3}),  # merged into the published file
+        "AudioSetMini": result("AudioSetMini", {"default": 0.7}),  # new
+        "ESC50": result("ESC50", {"default": 0.6}),  # new
+    }
+    lay_out(ours, MODEL, _registered(), files)
+    real, calls = submit_module.write_text_atomic, []
+
+    def fills(path, text):
+        calls.append(path)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(submit_module, "write_text_atomic", fills)
+    before = _files(clone)
+    rc, out, err = submit_main(ours, clone, capsys)
+    assert rc == 2 and "No space left on device" in err and "free some space" in err and "nothing was written" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert _files(clone) == before  # the first file is not merged, nothing staged is left
