@@ -199,7 +199,7 @@ def test_submit_refuses_experiments_unknown_models_duplicates_and_other_dataset_
     assert len(lines) == 4, err
     assert any("experiment folders" in line for line in lines)
     assert any("model maeb/mfcc-stats is not in mteb's model registry" in line and "ModelMeta" in line for line in lines)
-    assert any("BeijingOpera.json: the repository has BeijingOpera for this model under revision" in line for line in lines)
+    assert any("the repository has BeijingOpera for this model under revision" in line for line in lines)
     assert any("computed on dataset revision d2" in line for line in lines)
     assert sorted(p for p in clone.rglob("*") if p.is_file()) == before  # nothing written
 

@@ -66,3 +66,62 @@ def test_a_disk_that_fills_after_the_first_file_leaves_the_clone_as_it_was(tmp_p
     assert rc == 2 and "No space left on device" in err and "free some space" in err and "nothing was written" in err, err
     assert len(err.strip().splitlines()) == 1, err
     assert _files(clone) == before  # the first file is not merged, nothing staged is left
+
+
+def test_a_legacy_revision_folder_is_refused_once_with_the_way_forward(tmp_path, clone, capsys):  # noqa: F811
+    from maeb.spec.catalog import mteb_record
+
+    legacy = {t: result(t, {"default": 0.5}) for t in ("ESC50", "AudioSetMini", "BeijingOpera")}
+    meta = {**mteb_record(MODEL), "revision": "main"}
+    old = lay_out(clone / "results", MODEL, "main", legacy, meta)
+    ours = tmp_path / "ours"
+    lay_out(ours, MODEL, _registered(), {t: result(t, {"default": 0.6}) for t in legacy})
+    before = _files(clone)
+    rc, out, err = submit_main(ours, clone, capsys)
+    refused = [line for line in err.splitlines() if line.startswith("refused: ")]
+    assert rc == 1 and len(refused) == 1, err  # one line for the folder, not one per task
+    line = refused[0]
+    assert "AudioSetMini, BeijingOpera, ESC50 for this model under revision main" in line
+    assert "no-duplicate-results" in line and "same pull request" in line
+    assert f"git rm -r {old.relative_to(clone)}" in line  # every file of that folder is ours: the folder goes
+    assert _files(clone) == before
+
+    for name in ("AudioSetMini", "BeijingOpera", "ESC50"):  # the way forward: the old files removed, then submit
+        (old / f"{name}.json").unlink()
+    (old / "model_meta.json").unlink()
+    old.rmdir()
+    rc, out, err = submit_main(ours, clone, capsys)
+    assert rc == 0 and "wrote 3 result files" in out, err
+
+
+def _maeb_file(task: str, subsets: dict[str, float], date: str) -> dict:
+    from maeb.core.identity import digest
+
+    data = result(task, subsets)
+    base = {"encoder": {"family": "whisper"}, "task": {"name": task, "data": {"subsets": list(subsets), "eval_splits": ["test"]}}}
+    data["date"] = date
+    data["maeb"] = {"version": "0.3.0", "identity": {**base, "hash": digest(base)}, "fingerprints": {"x": date}}
+    return data
+
+
+def test_a_merge_into_a_maeb_file_keeps_its_maeb_section_true(tmp_path, clone, capsys):  # noqa: F811
+    import json
+
+    from maeb.core.identity import digest
+
+    folder = clone / "results" / MODEL.replace("/", "__") / _registered()
+    published = _maeb_file("ESC50", {"s0": 0.5}, "2026-01-01T00:00:00+00:00")
+    (folder / "ESC50.json").write_text(json.dumps(published))
+    ours = tmp_path / "ours"
+    lay_out(ours, MODEL, _registered(), {"ESC50": _maeb_file("ESC50", {"s0": 0.5, "s1": 0.6}, "2026-02-02T00:00:00+00:00")})
+    rc, out, err = submit_main(ours, clone, capsys)
+    assert rc == 0, err
+    merged = json.loads((folder / "ESC50.json").read_text())
+    assert [e["hf_subset"] for e in merged["scores"]["test"]] == ["s0", "s1"]
+    identity = merged["maeb"]["identity"]
+    assert identity["task"]["data"]["subsets"] == ["s0", "s1"]  # the merged file's coverage, not the first run's
+    assert identity["hash"] == digest({k: v for k, v in identity.items() if k != "hash"})
+    assert merged["date"] == "2026-02-02T00:00:00+00:00"
+    assert merged["maeb"]["extends"]["date"] == "2026-01-01T00:00:00+00:00"
+    assert merged["maeb"]["extends"]["pairs"] == [["test", "s0"]]
+    assert merged["maeb"]["extends"]["identity"] == published["maeb"]["identity"]["hash"]

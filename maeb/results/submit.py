@@ -53,6 +53,7 @@ class Submission:
     models: set[str] = field(default_factory=set)
     staged: dict[Path, str] = field(default_factory=dict)
     set_aside: dict[Path, Path] = field(default_factory=dict)  # target -> the file it held, until finish/undo
+    elsewhere: dict[Path, list[str]] = field(default_factory=dict)  # another revision folder -> tasks it has
 
     def write(self, path: Path, text: str) -> None:
         """Stage `path`'s new text, remembering what it held the first time (for the checks)."""
@@ -167,7 +168,47 @@ def merge(published: dict, ours: dict) -> tuple[dict, list[tuple[str, str]]]:
     merged = {**published, "scores": scores}
     if added:
         merged["evaluation_time"] = (published.get("evaluation_time") or 0.0) + (ours.get("evaluation_time") or 0.0)
+    if added and isinstance(published.get("maeb"), dict) and isinstance(ours.get("maeb"), dict):
+        # a maeb file both sides: its maeb section (identity with its subsets and splits, date) must say
+        # what the merged file holds, as a run that extends a file records it (maeb.run.extend)
+        merged["maeb"] = _merged_maeb(published, ours)
+        merged["date"] = ours.get("date", published.get("date"))
     return merged, added
+
+
+_COVERAGE = ("subsets", "eval_splits")  # where a run identity lists its coverage (as maeb.run.extend reads it)
+
+
+def _merged_maeb(published: dict, ours: dict) -> dict:
+    """Our maeb section, its identity widened to the merged coverage when the two runs differ in
+    nothing else (its hash recomputed), and the published run's identity, date and pairs under
+    `extends`; identities that differ otherwise keep ours, the published one named under `extends`."""
+    from ..core.identity import digest
+
+    before, info = published["maeb"], dict(ours["maeb"])
+    mine, theirs = info.get("identity"), before.get("identity")
+    if isinstance(mine, dict) and isinstance(theirs, dict) and _but_coverage(mine) == _but_coverage(theirs):
+        task = dict(mine.get("task") or {})
+        data = dict(task.get("data") or {})
+        for key in _COVERAGE:
+            first = list((theirs.get("task") or {}).get("data", {}).get(key) or [])
+            data[key] = first + [v for v in data.get(key) or [] if v not in first]
+        task["data"] = data
+        base = {k: v for k, v in mine.items() if k != "hash"} | {"task": task}
+        info["identity"] = {**base, "hash": digest(base)}
+    info["extends"] = {
+        "identity": theirs.get("hash") if isinstance(theirs, dict) else None,
+        "date": published.get("date"),
+        "pairs": sorted(map(list, _pairs(published))),
+        "fingerprints": before.get("fingerprints"),
+    }
+    return info
+
+
+def _but_coverage(identity: dict) -> dict:
+    task = dict(identity.get("task") or {})
+    task["data"] = {k: v for k, v in (task.get("data") or {}).items() if k not in _COVERAGE}
+    return {**{k: v for k, v in identity.items() if k != "hash"}, "task": task}
 
 
 def _revision_folders(results: Path) -> list[Path]:
@@ -269,6 +310,9 @@ def _submit_folder(folder: Path, results: Path, known: set[str], tasks: set[str]
             continue
         if _submit_task(path, dest, others, tasks, out):
             written.append(path.stem)
+    for other, names in sorted(out.elsewhere.items()):  # one line per folder in the way, not one per task
+        out.refused.append(_elsewhere_line(folder, results.parent, other, names, revision))
+    out.elsewhere.clear()
     if not written:
         return
     out.models.add(name)
@@ -280,6 +324,26 @@ def _submit_folder(folder: Path, results: Path, known: set[str], tasks: set[str]
         target = dest / RUN_SETTINGS
         before = out.text(target) or ""
         out.write(target, before + "".join(line + "\n" for line in rows))
+
+
+def _elsewhere_line(folder: Path, clone: Path, other: Path, names: list[str], revision: str) -> str:
+    """The refusal of tasks the repository has under another revision folder of the model (a legacy
+    `main` folder, say), with the way forward: the repository's no-duplicate-results rule takes a
+    task under one revision only, so a pull request that moves it removes the old file in the same
+    pull request (or explains in its description why both stay)."""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    where = other.relative_to(clone)
+    theirs = {p.stem for p in other.glob("*.json") if p.name != "model_meta.json"}
+    if theirs <= set(names):  # every result of that folder is replaced: the folder goes
+        files = f"-r {where}"
+    else:
+        files = f"{where}/{names[0]}.json" if len(names) == 1 else f"{where}/{{{','.join(names)}}}.json"
+    return (
+        f"{folder}: the repository has {shown} for this model under revision {other.name} and keeps one revision "
+        f"per task (no-duplicate-results); not submitted. To move {'it' if len(names) == 1 else 'them'} to "
+        f"{revision}, remove the old files in the same pull request (cd {clone} && git rm {files}) and submit "
+        "again, or keep them and say why in the pull request's description"
+    )
 
 
 def _row_task(line: str) -> str | None:
@@ -311,12 +375,9 @@ def _submit_task(path: Path, dest: Path, others: list[Path], tasks: set[str], ou
     if not (ours.get("maeb") or {}).get("complete", True):
         out.refused.append(f"{path}: incomplete (some judge items failed); rerun the task to finish it")
         return False
-    elsewhere = [p.name for p in others if (p / path.name).exists()]
+    elsewhere = [p for p in others if (p / path.name).exists()]
     if elsewhere:
-        out.refused.append(
-            f"{path}: the repository has {path.stem} for this model under revision {elsewhere[0]} "
-            "(it keeps one revision per task); not submitted"
-        )
+        out.elsewhere.setdefault(elsewhere[0], []).append(path.stem)
         return False
     target = dest / path.name
     published = _json(target) if target.exists() else None
