@@ -125,3 +125,31 @@ def test_a_merge_into_a_maeb_file_keeps_its_maeb_section_true(tmp_path, clone, c
     assert merged["maeb"]["extends"]["date"] == "2026-01-01T00:00:00+00:00"
     assert merged["maeb"]["extends"]["pairs"] == [["test", "s0"]]
     assert merged["maeb"]["extends"]["identity"] == published["maeb"]["identity"]["hash"]
+
+
+def _version(text: str):
+    """A version as mteb's leaderboard parses it (its own helper where mteb is installed)."""
+    try:
+        from mteb.results.benchmark_results import _parse_version_cached as parse
+    except ImportError:
+        from packaging.version import Version as parse
+    return parse(text)
+
+
+def test_a_maeb_file_beats_an_mteb_file_of_the_same_release_where_no_folder_is_registered():
+    """The decision (docs/uncertainty.md): maeb writes `2.26.24+maeb.X`, which mteb's leaderboard sorts
+    above a plain `2.26.24` and below `2.26.25`; maeb's own choice among revision folders agrees."""
+    from maeb.results.read import Score, choose_revisions
+    from maeb.results.write import MTEB_RELEASE, MTEB_VERSION
+
+    ours, same, newer = _version(MTEB_VERSION), _version(MTEB_RELEASE), _version("2.26.25")
+    assert same < ours < newer
+    scores = [
+        Score(MODEL, rev, "ESC50", "test", "default", v, mteb_version=m)
+        for rev, v, m in (("a" * 40, 0.1, MTEB_RELEASE), ("b" * 40, 0.2, MTEB_VERSION))
+    ]
+    assert [s.revision for s in choose_revisions(scores, main={MODEL: "c" * 40})] == ["b" * 40]
+    newest = [*scores, Score(MODEL, "d" * 40, "ESC50", "test", "default", 0.3, mteb_version="2.26.25")]
+    assert [s.revision for s in choose_revisions(newest, main={MODEL: "c" * 40})] == ["d" * 40]
+    registered = [*scores, Score(MODEL, "c" * 40, "ESC50", "test", "default", 0.4, mteb_version=MTEB_RELEASE)]
+    assert [s.revision for s in choose_revisions(registered, main={MODEL: "c" * 40})] == ["c" * 40]
