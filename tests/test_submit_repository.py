@@ -153,3 +153,26 @@ def test_a_maeb_file_beats_an_mteb_file_of_the_same_release_where_no_folder_is_r
     assert [s.revision for s in choose_revisions(newest, main={MODEL: "c" * 40})] == ["d" * 40]
     registered = [*scores, Score(MODEL, "c" * 40, "ESC50", "test", "default", 0.4, mteb_version=MTEB_RELEASE)]
     assert [s.revision for s in choose_revisions(registered, main={MODEL: "c" * 40})] == ["c" * 40]
+
+
+def _dim_warning(name: str, dim: int) -> tuple[str, int]:
+    """The warning for an entry whose embed_dim is off by one, and the embed_dim model_meta.json gets."""
+    from dataclasses import replace
+
+    from maeb.results.write import model_meta_json
+    from maeb.run.record import observed_dim
+    from maeb.spec.catalog import find_model
+
+    lines: list[str] = []
+    entry = find_model(name)
+    seen = observed_dim(replace(entry, embed_dim=entry.embed_dim + 1), dim, lines.append)
+    assert len(lines) == 1, lines
+    return lines[0], model_meta_json(seen)["embed_dim"]
+
+
+def test_the_embed_dim_warning_says_what_model_meta_json_records():
+    line, recorded = _dim_warning(MODEL, 1000)  # in mteb's registry: its record (1024) is written
+    assert recorded == 1024 and "model_meta.json keeps mteb's registry record (embed_dim 1024)" in line, line
+    assert "records 1000" not in line
+    line, recorded = _dim_warning("maeb/mfcc-stats", 7)  # not in it: the measured size is written
+    assert recorded == 7 and "model_meta.json records 7" in line, line
