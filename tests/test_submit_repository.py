@@ -176,3 +176,17 @@ def test_the_embed_dim_warning_says_what_model_meta_json_records():
     assert "records 1000" not in line
     line, recorded = _dim_warning("maeb/mfcc-stats", 7)  # not in it: the measured size is written
     assert recorded == 7 and "model_meta.json records 7" in line, line
+
+
+def test_run_t_with_a_task_the_model_cannot_run_says_why_it_stops(capsys):
+    import pytest
+
+    from maeb.cli.commands import main
+
+    rc = main(["run", "-m", "maeb/mfcc-stats", "-t", "AudioCapsT2ARetrieval", "--dry-run"])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "cannot run AudioCapsT2ARetrieval (needs text)" in err and "where -b skips a benchmark's" in err, err
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "stops the run with exit 2" in " ".join(capsys.readouterr().out.split())
