@@ -190,3 +190,16 @@ def test_run_t_with_a_task_the_model_cannot_run_says_why_it_stops(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     assert "stops the run with exit 2" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_failed_check_puts_a_merged_file_back_byte_for_byte(tmp_path, clone, capsys):  # noqa: F811
+    from maeb.spec.catalog import mteb_record
+
+    ours = tmp_path / "ours"
+    lay_out(ours, MODEL, _registered(), {"FSD2019Kaggle": result("FSD2019Kaggle", {"noisy": 0.3})})
+    meta = {**mteb_record("google/yamnet"), "revision": "main"}  # not a commit hash: a rule fails
+    lay_out(ours, "google/yamnet", "main", {"BeijingOpera": result("BeijingOpera", {"default": 0.2})}, meta)
+    before = _files(clone)
+    rc, out, err = submit_main(ours, clone, capsys)
+    assert rc == 1 and "revision-is-specified" in err, err
+    assert _files(clone) == before  # the published file as it was, no staged or set-aside file left

@@ -83,10 +83,12 @@ class Submission:
                     self.set_aside[path] = _beside(path, "before")
                     os.replace(path, self.set_aside[path])
                 os.replace(tmp, path)
-        except (OSError, OutputError) as exc:  # (write_text_atomic raises OutputError from the OSError)
+        except BaseException as exc:  # an interrupt too: no staged file or half submission is left
             for tmp in temps.values():
                 tmp.unlink(missing_ok=True)
             self.undo()
+            if not isinstance(exc, (OSError, OutputError)):  # (write_text_atomic raises OutputError from the OSError)
+                raise
             cause = exc if isinstance(exc, OSError) else exc.__cause__
             why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause or exc)
             full = isinstance(cause, OSError) and cause.errno == errno.ENOSPC
@@ -252,7 +254,11 @@ def submit(source: Path, clone: Path, known: set[str] | None = None, tasks: set[
             _submit_folder(folder, results, known, tasks, out)
     if out.written:
         out.commit()
-        out.failures = check(results, out, known)
+        try:
+            out.failures = check(results, out, known)
+        except BaseException:  # a check that cannot finish leaves the clone as it was, too
+            out.undo()
+            raise
         if out.failures:
             out.undo()
         else:
