@@ -127,13 +127,13 @@ def lay_out(root: Path, model: str, revision: str, files: dict[str, dict], meta:
 
 @pytest.fixture
 def clone(tmp_path) -> Path:
-    """A results repository clone holding one published file of MODEL: Kaggle's `curated` subset."""
+    """A results repository clone holding one published file of MODEL: FSD2019Kaggle's `curated` subset."""
     from maeb.spec.catalog import mteb_record
 
     root = tmp_path / "clone"
-    published = result("Kaggle", {"curated": 0.5})
+    published = result("FSD2019Kaggle", {"curated": 0.5})
     published["mteb_version"] = "2.4.2"
-    lay_out(root / "results", MODEL, mteb_record(MODEL)["revision"], {"Kaggle": published})
+    lay_out(root / "results", MODEL, mteb_record(MODEL)["revision"], {"FSD2019Kaggle": published})
     return root
 
 
@@ -152,17 +152,20 @@ def test_submit_merges_new_subsets_and_keeps_the_published_ones(tmp_path, clone,
         ours,
         MODEL,
         revision,
-        {"Kaggle": result("Kaggle", {"curated": 0.6, "noisy": 0.3}), "Other": result("Other", {"default": 0.7})},
+        {
+            "FSD2019Kaggle": result("FSD2019Kaggle", {"curated": 0.6, "noisy": 0.3}),
+            "AudioSetMini": result("AudioSetMini", {"default": 0.7}),
+        },
     )
     rc, out, err = submit_main(ours, clone, capsys)
     assert rc == 0, err
     folder = clone / "results" / MODEL.replace("/", "__") / revision
-    merged = json.loads((folder / "Kaggle.json").read_text())
+    merged = json.loads((folder / "FSD2019Kaggle.json").read_text())
     assert [(e["hf_subset"], e["main_score"]) for e in merged["scores"]["test"]] == [("curated", 0.5), ("noisy", 0.3)]
     assert merged["mteb_version"] == "2.4.2"  # the published file's fields stay
     assert merged["scores"]["test"][1]["mteb_version"].startswith("2.26.24+maeb.")  # the added subset's own
     assert "kept the published scores of test/curated" in err
-    assert json.loads((folder / "Other.json").read_text())["task_name"] == "Other"
+    assert json.loads((folder / "AudioSetMini.json").read_text())["task_name"] == "AudioSetMini"
     assert "wrote 2 result files of openai/whisper-medium" in out
     rc, out, err = submit_main(ours, clone, capsys)  # again: nothing new
     assert rc == 0 and "nothing new to submit" in out
@@ -173,17 +176,20 @@ def test_submit_refuses_experiments_unknown_models_duplicates_and_other_dataset_
 
     revision = mteb_record(MODEL)["revision"]
     ours = tmp_path / "ours"
-    folder = lay_out(ours, MODEL, revision, {"Kaggle": result("Kaggle", {"noisy": 0.3}, revision="d2")})
+    folder = lay_out(ours, MODEL, revision, {"FSD2019Kaggle": result("FSD2019Kaggle", {"noisy": 0.3}, revision="d2")})
     (folder / "experiments" / "dtype_float16").mkdir(parents=True)
-    lay_out(ours, "maeb/mfcc-stats", "1", {"Kaggle": result("Kaggle", {"noisy": 0.3})})
+    lay_out(ours, "maeb/mfcc-stats", "1", {"FSD2019Kaggle": result("FSD2019Kaggle", {"noisy": 0.3})})
     lay_out(
-        clone / "results", "google/yamnet", mteb_record("google/yamnet")["revision"], {"Tones": result("Tones", {"default": 0.1})}
+        clone / "results",
+        "google/yamnet",
+        mteb_record("google/yamnet")["revision"],
+        {"BeijingOpera": result("BeijingOpera", {"default": 0.1})},
     )
     lay_out(
         ours,
         "google/yamnet",
         "main",
-        {"Tones": result("Tones", {"default": 0.2})},
+        {"BeijingOpera": result("BeijingOpera", {"default": 0.2})},
         {**mteb_record("google/yamnet"), "revision": "main"},
     )
     before = sorted(p for p in clone.rglob("*") if p.is_file())
@@ -193,7 +199,7 @@ def test_submit_refuses_experiments_unknown_models_duplicates_and_other_dataset_
     assert len(lines) == 4, err
     assert any("experiment folders" in line for line in lines)
     assert any("model maeb/mfcc-stats is not in mteb's model registry" in line and "ModelMeta" in line for line in lines)
-    assert any("Tones.json: the repository has Tones for this model under revision" in line for line in lines)
+    assert any("the repository has BeijingOpera for this model under revision" in line for line in lines)
     assert any("computed on dataset revision d2" in line for line in lines)
     assert sorted(p for p in clone.rglob("*") if p.is_file()) == before  # nothing written
 
@@ -203,7 +209,7 @@ def test_submit_puts_everything_back_when_a_rule_fails(tmp_path, clone, capsys):
 
     ours = tmp_path / "ours"
     meta = {**mteb_record("google/yamnet"), "revision": "main"}  # not a commit hash: the repository refuses new ones
-    lay_out(ours, "google/yamnet", "main", {"Tones": result("Tones", {"default": 0.2})}, meta)
+    lay_out(ours, "google/yamnet", "main", {"BeijingOpera": result("BeijingOpera", {"default": 0.2})}, meta)
     before = sorted(p for p in clone.rglob("*") if p.is_file())
     rc, out, err = submit_main(ours, clone, capsys)
     assert rc == 1

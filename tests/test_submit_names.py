@@ -24,7 +24,7 @@ def test_a_name_that_leaves_the_clone_is_refused_before_any_write(tmp_path, clon
     value = str(tmp_path / "abs") if value == "ABSOLUTE" else value  # (an absolute path of the test's own)
     ours = tmp_path / "deep" / "er" / "ours"
     meta = {**mteb_record(MODEL), field: value}
-    lay_out(ours, MODEL, "r", {"Fresh": result("Fresh", {"default": 0.4})}, meta)
+    lay_out(ours, MODEL, "r", {"ESC50": result("ESC50", {"default": 0.4})}, meta)
     before, around = _files(clone), _files(tmp_path)
     rc, out, err = submit_main(ours, clone, capsys)
     assert rc == 1 and "cannot name a folder of the repository" in err and repr(value) in err
@@ -38,7 +38,7 @@ def test_a_link_in_the_clone_that_leads_out_is_refused(tmp_path, clone, capsys):
     elsewhere.mkdir()
     (clone / "results" / "google__yamnet").symlink_to(elsewhere)
     ours = tmp_path / "ours"
-    lay_out(ours, "google/yamnet", "r", {"Tones": result("Tones", {"default": 0.2})}, mteb_record("google/yamnet"))
+    lay_out(ours, "google/yamnet", "r", {"BeijingOpera": result("BeijingOpera", {"default": 0.2})}, mteb_record("google/yamnet"))
     rc, out, err = submit_main(ours, clone, capsys)
     assert rc == 1 and "outside" in err and not any(elsewhere.iterdir())
 
@@ -50,7 +50,7 @@ def test_an_undo_keeps_the_folders_that_were_there(tmp_path, clone, capsys):  # 
     kept = clone / "results" / "google__yamnet" / "main"
     kept.mkdir(parents=True)  # an empty folder of the clone's own
     ours = tmp_path / "ours"
-    lay_out(ours, "google/yamnet", "main", {"Tones": result("Tones", {"default": 0.2})}, meta)
+    lay_out(ours, "google/yamnet", "main", {"BeijingOpera": result("BeijingOpera", {"default": 0.2})}, meta)
     rc, out, err = submit_main(ours, clone, capsys)
     assert rc == 1 and "nothing was written" in err
     assert kept.is_dir() and not any(kept.iterdir())
@@ -61,7 +61,7 @@ def test_an_undo_removes_the_folders_it_made(tmp_path, clone, capsys):  # noqa: 
 
     meta = {**mteb_record("google/yamnet"), "revision": "main"}
     ours = tmp_path / "ours"
-    lay_out(ours, "google/yamnet", "main", {"Tones": result("Tones", {"default": 0.2})}, meta)
+    lay_out(ours, "google/yamnet", "main", {"BeijingOpera": result("BeijingOpera", {"default": 0.2})}, meta)
     before = _files(clone)
     assert submit_main(ours, clone, capsys)[0] == 1
     assert _files(clone) == before

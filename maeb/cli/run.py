@@ -19,6 +19,14 @@ if TYPE_CHECKING:
     from ..spec.taskspec import TaskSpec
 
 
+# the choice between stopping and skipping, said once for --help and for the error line
+NAMED_TASK_RULE = (
+    "a task named with -t that the model cannot run (it lacks a side the task needs) stops the run with exit 2, "
+    "where -b skips a benchmark's: a named task is asked for, a benchmark is a set the model may cover in part "
+    "(drop the task, or use -b)"
+)
+
+
 def add_parser(sub) -> None:
     """The `run` subcommand's flags (its option flags generated from maeb.run.options.RunOptions), in
     --help sections by what a reader came to do (maeb.run.options.CLI_GROUPS)."""
@@ -27,7 +35,14 @@ def add_parser(sub) -> None:
     select = groups["select"]
     select.add_argument("-m", "--model", required=True, help="registered model name or alias, or a model entry .toml")
     select.add_argument("--model-revision", help="the model's revision, if not the registered one (a new identity)")
-    select.add_argument("-t", "--tasks", nargs="+", default=[], metavar="T", help="task names or task spec files")
+    select.add_argument(
+        "-t",
+        "--tasks",
+        nargs="+",
+        default=[],
+        metavar="T",
+        help=f"task names or task spec files; {NAMED_TASK_RULE}",
+    )
     select.add_argument(
         "-b", "--benchmark", "--benchmarks", dest="benchmarks", nargs="+", default=[], metavar="B", help="registered benchmarks"
     )
@@ -92,7 +107,10 @@ def cmd_run(args) -> int:
     from ..run.model import require_sides
 
     # a named task the model cannot run stops the dry run as it stops the run (a benchmark's are skipped)
-    require_sides(meta, named, bool(args.judge_url or environment.judge()[0]))
+    try:
+        require_sides(meta, named, bool(args.judge_url or environment.judge()[0]))
+    except MaebError as exc:
+        raise type(exc)(f"{exc}; {NAMED_TASK_RULE}") from exc
     specs = distinct(named + from_benchmarks)
     from .. import tasktypes
 

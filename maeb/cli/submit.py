@@ -22,7 +22,8 @@ def add_parser(sub) -> None:
 
 def cmd_submit(args) -> int:
     """`maeb submit`: exit 0 when everything was laid out (or was there already) and passes the
-    rules; 1 when something was refused or a rule failed (each one line on stderr)."""
+    rules; 1 when something was refused or a rule failed (each one line on stderr); 2 when a file
+    could not be written (a full disk: the clone is left as it was)."""
     from ..results.submit import submit
     from .common import count
 

@@ -3,17 +3,22 @@ repository as a pull request there expects, merged with the files already there,
 that repository's CI rules (read from its tests; reproduced here, not copied).
 
 What it refuses, one line each: experiment folders (non-default settings: the repository takes the
-registered model), models mteb's registry does not know (the repository rejects them), incomplete
+registered model), models mteb's registry does not know (the repository rejects them), tasks
+neither maeb's catalog nor mteb knows (a local task spec), a main score that is NaN or inf, incomplete
 results, results on another dataset revision, and tasks the model already has under another
 revision folder (the repository keeps one), and, before anything is written, a model name, revision
 or task name that cannot name one folder of the clone (a revision "../../x" would write outside it).
 Merging keeps every split, subset and language already there: a (split, subset) the repository has
-keeps its published entry; new ones are added. On a failed check every file it wrote is put back as
-it was, and the folders it made (only those) are removed."""
+keeps its published entry; new ones are added. All or nothing: every file is staged beside its
+target before any is renamed into place (a full disk stops it with the clone unchanged); on a failed
+check every file it wrote is put back as it was, and the folders it made (only those) are removed."""
 
 from __future__ import annotations
 
+import errno
 import json
+import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +38,12 @@ HOW_TO_REGISTER = (
 @dataclass
 class Submission:
     """What a submission did: files written (path -> what was there before, None for new), lines
-    for what it refused or kept, and the CI rules' failures."""
+    for what it refused or kept, and the CI rules' failures.
+
+    All or nothing: `write` only stages a file's text; `commit` writes every staged file beside its
+    target first (a full disk or a read-only folder stops it there, before the repository changed),
+    then renames each into place, setting the file it replaces aside until `finish` (the checks
+    passed) or `undo` (they failed) -- so an undo needs no free space and touches only this run's files."""
 
     written: dict[Path, bytes | None] = field(default_factory=dict)
     made: list[Path] = field(default_factory=list)  # folders this submission created, outermost first
@@ -41,26 +51,71 @@ class Submission:
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     models: set[str] = field(default_factory=set)
+    staged: dict[Path, str] = field(default_factory=dict)
+    set_aside: dict[Path, Path] = field(default_factory=dict)  # target -> the file it held, until finish/undo
+    elsewhere: dict[Path, list[str]] = field(default_factory=dict)  # another revision folder -> tasks it has
 
     def write(self, path: Path, text: str) -> None:
-        """Write `path`, remembering what it held the first time (for undo)."""
+        """Stage `path`'s new text, remembering what it held the first time (for the checks)."""
         if path not in self.written:
             self.written[path] = path.read_bytes() if path.exists() else None
-        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-        self.made += [p for p in reversed(missing) if p not in self.made]
-        write_text_atomic(path, text)
+        self.staged[path] = text
+
+    def text(self, path: Path) -> str | None:
+        """What `path` holds in this submission: its staged text, else the clone's file."""
+        if path in self.staged:
+            return self.staged[path]
+        return path.read_text(encoding="utf-8") if path.exists() else None
+
+    def commit(self) -> None:
+        """Every staged file into place, or (on an OSError) none of them and OutputError naming the file."""
+        temps: dict[Path, Path] = {}
+        path = next(iter(self.staged), Path())
+        try:
+            for path, text in self.staged.items():
+                missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+                self.made += [p for p in reversed(missing) if p not in self.made]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                temps[path] = _beside(path, "staged")
+                write_text_atomic(temps[path], text)
+            for path, tmp in temps.items():
+                if path.exists():
+                    self.set_aside[path] = _beside(path, "before")
+                    os.replace(path, self.set_aside[path])
+                os.replace(tmp, path)
+        except BaseException as exc:  # an interrupt too: no staged file or half submission is left
+            for tmp in temps.values():
+                tmp.unlink(missing_ok=True)
+            self.undo()
+            if not isinstance(exc, (OSError, OutputError)):  # (write_text_atomic raises OutputError from the OSError)
+                raise
+            cause = exc if isinstance(exc, OSError) else exc.__cause__
+            why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause or exc)
+            full = isinstance(cause, OSError) and cause.errno == errno.ENOSPC
+            hint = "free some space and submit again" if full else "check the clone's permissions and submit again"
+            raise OutputError(f"{path}: cannot write ({why}); {hint}; nothing was written") from exc
+
+    def finish(self) -> None:
+        """The checks passed: drop the files set aside."""
+        for kept in self.set_aside.values():
+            kept.unlink(missing_ok=True)
+        self.set_aside.clear()
 
     def undo(self) -> None:
         """Put every written file back as it was; remove the new ones, then the folders this
         submission made (a folder that was there before stays, empty or not)."""
         for path, before in self.written.items():
-            if before is None:
+            if path in self.set_aside:
+                os.replace(self.set_aside.pop(path), path)
+            elif before is None:
                 path.unlink(missing_ok=True)
-            else:
-                path.write_bytes(before)
         for folder in reversed(self.made):
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
+
+
+def _beside(path: Path, what: str) -> Path:
+    return path.parent / f".{path.name}.maeb-submit-{what}"  # a dot file: no rule or glob of *.json reads it
 
 
 def folder_name(name: str) -> str:
@@ -115,14 +170,69 @@ def merge(published: dict, ours: dict) -> tuple[dict, list[tuple[str, str]]]:
     merged = {**published, "scores": scores}
     if added:
         merged["evaluation_time"] = (published.get("evaluation_time") or 0.0) + (ours.get("evaluation_time") or 0.0)
+    if added and isinstance(published.get("maeb"), dict) and isinstance(ours.get("maeb"), dict):
+        # a maeb file both sides: its maeb section (identity with its subsets and splits, date) must say
+        # what the merged file holds, as a run that extends a file records it (maeb.run.extend)
+        merged["maeb"] = _merged_maeb(published, ours)
+        merged["date"] = ours.get("date", published.get("date"))
     return merged, added
+
+
+_COVERAGE = ("subsets", "eval_splits")  # where a run identity lists its coverage (as maeb.run.extend reads it)
+
+
+def _merged_maeb(published: dict, ours: dict) -> dict:
+    """Our maeb section, its identity widened to the merged coverage when the two runs differ in
+    nothing else (its hash recomputed), and the published run's identity, date and pairs under
+    `extends`; identities that differ otherwise keep ours, the published one named under `extends`."""
+    from ..core.identity import digest
+
+    before, info = published["maeb"], dict(ours["maeb"])
+    mine, theirs = info.get("identity"), before.get("identity")
+    if isinstance(mine, dict) and isinstance(theirs, dict) and _but_coverage(mine) == _but_coverage(theirs):
+        task = dict(mine.get("task") or {})
+        data = dict(task.get("data") or {})
+        for key in _COVERAGE:
+            first = list((theirs.get("task") or {}).get("data", {}).get(key) or [])
+            data[key] = first + [v for v in data.get(key) or [] if v not in first]
+        task["data"] = data
+        base = {k: v for k, v in mine.items() if k != "hash"} | {"task": task}
+        info["identity"] = {**base, "hash": digest(base)}
+    info["extends"] = {
+        "identity": theirs.get("hash") if isinstance(theirs, dict) else None,
+        "date": published.get("date"),
+        "pairs": sorted(map(list, _pairs(published))),
+        "fingerprints": before.get("fingerprints"),
+    }
+    return info
+
+
+def _but_coverage(identity: dict) -> dict:
+    task = dict(identity.get("task") or {})
+    task["data"] = {k: v for k, v in (task.get("data") or {}).items() if k not in _COVERAGE}
+    return {**{k: v for k, v in identity.items() if k != "hash"}, "task": task}
 
 
 def _revision_folders(results: Path) -> list[Path]:
     return sorted(p for p in results.glob("*/*") if p.is_dir() and not p.name.startswith("."))
 
 
-def submit(source: Path, clone: Path, known: set[str] | None = None) -> Submission:
+def known_tasks() -> set[str]:
+    """Task names the repository can take: maeb's registered catalog (names and aliases) and the
+    installed mteb's tasks; a local task spec's own name is neither."""
+    from ..spec.catalog import task_files
+
+    names = set(task_files())
+    try:
+        from mteb.get_tasks import get_tasks
+
+        names |= {t.metadata.name for t in get_tasks()}
+    except Exception:  # noqa: BLE001  (mteb absent or broken: the catalog decides)
+        pass
+    return names
+
+
+def submit(source: Path, clone: Path, known: set[str] | None = None, tasks: set[str] | None = None) -> Submission:
     """Lay the results under `source` (maeb's output folder) out in `clone`/results, merged with what
     is there, and run the repository's rules on what was written; undone when a rule fails."""
     source, clone = Path(source), Path(clone)
@@ -132,6 +242,7 @@ def submit(source: Path, clone: Path, known: set[str] | None = None) -> Submissi
     if not source.is_dir():
         raise MaebError(f"results folder {source} does not exist")
     known = known_models() if known is None else known
+    tasks = known_tasks() if tasks is None else tasks
     out = Submission()
     folders = _revision_folders(source)
     if not folders:
@@ -140,11 +251,18 @@ def submit(source: Path, clone: Path, known: set[str] | None = None) -> Submissi
     out.refused += unsafe.values()
     for folder in folders:
         if folder not in unsafe:
-            _submit_folder(folder, results, known, out)
+            _submit_folder(folder, results, known, tasks, out)
     if out.written:
-        out.failures = check(results, out, known)
+        out.commit()
+        try:
+            out.failures = check(results, out, known)
+        except BaseException:  # a check that cannot finish leaves the clone as it was, too
+            out.undo()
+            raise
         if out.failures:
             out.undo()
+        else:
+            out.finish()
     return out
 
 
@@ -170,7 +288,7 @@ def unsafe_names(folder: Path, results: Path) -> str | None:
     return None
 
 
-def _submit_folder(folder: Path, results: Path, known: set[str], out: Submission) -> None:
+def _submit_folder(folder: Path, results: Path, known: set[str], tasks: set[str], out: Submission) -> None:
     if (folder / "experiments").is_dir():
         out.refused.append(
             f"{folder / 'experiments'}: experiment folders (runs with non-default settings) are not submitted; "
@@ -196,19 +314,42 @@ def _submit_folder(folder: Path, results: Path, known: set[str], out: Submission
     for path in sorted(folder.glob("*.json")):
         if path.name == "model_meta.json" or path.name.startswith("."):
             continue
-        if _submit_task(path, dest, others, out):
+        if _submit_task(path, dest, others, tasks, out):
             written.append(path.stem)
+    for other, names in sorted(out.elsewhere.items()):  # one line per folder in the way, not one per task
+        out.refused.append(_elsewhere_line(folder, results.parent, other, names, revision))
+    out.elsewhere.clear()
     if not written:
         return
     out.models.add(name)
-    if not (dest / "model_meta.json").exists():
+    if out.text(dest / "model_meta.json") is None:
         out.write(dest / "model_meta.json", (folder / "model_meta.json").read_text(encoding="utf-8"))
     settings = folder / RUN_SETTINGS
     if settings.exists():  # ours for the tasks written, after what the repository has (later rows win in mteb)
         rows = [line for line in settings.read_text(encoding="utf-8").splitlines() if _row_task(line) in written]
         target = dest / RUN_SETTINGS
-        before = target.read_text(encoding="utf-8") if target.exists() else ""
+        before = out.text(target) or ""
         out.write(target, before + "".join(line + "\n" for line in rows))
+
+
+def _elsewhere_line(folder: Path, clone: Path, other: Path, names: list[str], revision: str) -> str:
+    """The refusal of tasks the repository has under another revision folder of the model (a legacy
+    `main` folder, say), with the way forward: the repository's no-duplicate-results rule takes a
+    task under one revision only, so a pull request that moves it removes the old file in the same
+    pull request (or explains in its description why both stay)."""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    where = other.relative_to(clone)
+    theirs = {p.stem for p in other.glob("*.json") if p.name != "model_meta.json"}
+    if theirs <= set(names):  # every result of that folder is replaced: the folder goes
+        files = f"-r {where}"
+    else:
+        files = f"{where}/{names[0]}.json" if len(names) == 1 else f"{where}/{{{','.join(names)}}}.json"
+    return (
+        f"{folder}: the repository has {shown} for this model under revision {other.name} and keeps one revision "
+        f"per task (no-duplicate-results); not submitted. To move {'it' if len(names) == 1 else 'them'} to "
+        f"{revision}, remove the old files in the same pull request (cd {clone} && git rm {files}) and submit "
+        "again, or keep them and say why in the pull request's description"
+    )
 
 
 def _row_task(line: str) -> str | None:
@@ -219,7 +360,7 @@ def _row_task(line: str) -> str | None:
     return row.get("task") if isinstance(row, dict) else None
 
 
-def _submit_task(path: Path, dest: Path, others: list[Path], out: Submission) -> bool:
+def _submit_task(path: Path, dest: Path, others: list[Path], tasks: set[str], out: Submission) -> bool:
     ours = _json(path)
     if ours is None or not isinstance(ours.get("scores"), dict):
         out.refused.append(f"{path}: not a result file (unreadable, or no scores)")
@@ -227,15 +368,22 @@ def _submit_task(path: Path, dest: Path, others: list[Path], out: Submission) ->
     if ours.get("task_name") != path.stem:
         out.refused.append(f"{path}: task_name {ours.get('task_name')!r} differs from the file name")
         return False
+    if path.stem not in tasks:
+        out.refused.append(
+            f"{path}: task_name {path.stem!r} is not a registered task (maeb's catalog or mteb's); "
+            "the repository takes results of tasks mteb knows, not of a local task spec"
+        )
+        return False
+    bad = _not_finite(ours)
+    if bad:
+        out.refused.append(f"{path}: {bad} is not a finite number; rerun the task (the repository takes no NaN or inf score)")
+        return False
     if not (ours.get("maeb") or {}).get("complete", True):
         out.refused.append(f"{path}: incomplete (some judge items failed); rerun the task to finish it")
         return False
-    elsewhere = [p.name for p in others if (p / path.name).exists()]
+    elsewhere = [p for p in others if (p / path.name).exists()]
     if elsewhere:
-        out.refused.append(
-            f"{path}: the repository has {path.stem} for this model under revision {elsewhere[0]} "
-            "(it keeps one revision per task); not submitted"
-        )
+        out.elsewhere.setdefault(elsewhere[0], []).append(path.stem)
         return False
     target = dest / path.name
     published = _json(target) if target.exists() else None
@@ -258,6 +406,15 @@ def _submit_task(path: Path, dest: Path, others: list[Path], out: Submission) ->
         return False
     out.write(target, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
     return True
+
+
+def _not_finite(data: dict) -> str | None:
+    """The first main score of a result file that is not a finite number, as `scores.SPLIT[SUBSET].main_score = VALUE`."""
+    for (split, subset), entry in _pairs(data).items():
+        value = entry.get("main_score")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"scores.{split}[{subset}].main_score = {value!r}"
+    return None
 
 
 def _moved(a: dict, b: dict) -> bool:

@@ -12,6 +12,7 @@ from .. import tasktypes
 from ..encoders import ModelMeta
 from ..engine.embed import Embedder
 from ..results.write import (
+    model_meta_json,
     predictions_path,
     write_json_atomic,
     write_model_meta,
@@ -112,14 +113,20 @@ def write_result(job: ResolvedRun, meta: ModelMeta, result: TaskResult, dim: int
 
 
 def observed_dim(meta: ModelMeta, dim: int | None, log) -> ModelMeta:
-    """The entry as model_meta.json records it: with the dimension the vectors really have."""
+    """The entry with the dimension the vectors really have; model_meta.json records it for a model
+    mteb's registry does not know, and the registry's own record (its embed_dim) for one it does."""
     if not isinstance(meta.embed_dim, int) or not dim or dim == meta.embed_dim:
         return meta
-    log(
-        f"warning: model {meta.name!r} returned {dim}-d vectors, but its entry says embed_dim {meta.embed_dim}; "
+    observed = replace(meta, embed_dim=dim)
+    recorded = model_meta_json(observed).get("embed_dim")
+    where = (
         f"model_meta.json records {dim} (correct the entry)"
+        if recorded == dim
+        else f"model_meta.json keeps mteb's registry record (embed_dim {recorded}), as the results repository "
+        "expects (correct the entry, or mteb's registry)"
     )
-    return replace(meta, embed_dim=dim)
+    log(f"warning: model {meta.name!r} returned {dim}-d vectors, but its entry says embed_dim {meta.embed_dim}; {where}")
+    return observed
 
 
 def shown_path(path: str) -> str:
