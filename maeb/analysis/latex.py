@@ -7,8 +7,8 @@ models as columns, the best per task then bold along its row). With `intervals` 
 maeb.analysis.uncertainty's) a rank shows its interval and a task score its stability band (±) and
 few-shot range ([low--high]).
 
-The output is a fragment to \\input: it needs \\usepackage{booktabs} and \\usepackage{graphicx} (a wide
-table is scaled to the line with \\resizebox), both in a plain LaTeX install (Debian's
+The output is a fragment to \\input: it needs \\usepackage{booktabs} and \\usepackage{graphicx} (a
+table wider than the line is scaled to it with \\resizebox), both in a plain LaTeX install (Debian's
 texlive-latex-base and texlive-latex-recommended). Names are escaped here: a model or task name
 holding _ & % # $ { } ~ ^ \\ < > | reads as itself, never as markup."""
 
@@ -20,7 +20,9 @@ from .leaderboard import BORDA_RULES, Board, Row
 
 VIEWS = ("ranks", "types", "tasks")
 MISSING = "--"
-WIDE = 8  # columns past which a table is scaled to the line width (a 30-task table overflows the page otherwise)
+# a table wider than the line (30 tasks, long model names) is scaled down to it, a narrower one left as it is
+# (graphicx's \width is the table's own width)
+FIT = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%"
 
 # characters LaTeX reads as markup, and the text that prints each of them
 _SPECIALS = {
@@ -117,9 +119,7 @@ def _tabular(head: Sequence[str], rows: list[list[str]], align: str) -> list[str
     lines.append(r"\midrule")
     lines += [" & ".join(cells) + r" \\" for cells in rows]
     lines += [r"\bottomrule", r"\end{tabular}"]
-    if len(head) > WIDE:
-        lines = [r"\resizebox{\linewidth}{!}{%", *lines, "}"]
-    return lines
+    return [FIT, *lines, "}"]
 
 
 def _table(board: Board, view: str, caption: str, head: Sequence[str], rows: list[list[str]], align: str) -> str:
