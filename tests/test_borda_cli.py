@@ -103,3 +103,12 @@ def test_lite_leaderboard_ranks_and_names_by_the_rule(tmp_path, rule):
     assert f"(--borda {rule})." in text
     data = json.loads((tmp_path / "leaderboard.json").read_text())
     assert data["borda_rule"] == rule and {m["model"]: m["rank_borda"] for m in data["models"]} == EXPECTED[rule]
+
+
+@pytest.mark.parametrize("rule", ["mteb", "paper"])
+def test_html_page_names_the_rule(capsys, table, rule):
+    import html
+
+    page = board(capsys, table, "html", "--borda", rule)
+    assert f'<p id="borda-rule">{html.escape(f"Ranks: {BORDA_RULES[rule]} (--borda {rule}).")}</p>' in page
+    assert f'"borda_rule": "{rule}"' in page  # the JSON the page embeds, for its scripts
