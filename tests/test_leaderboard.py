@@ -246,8 +246,9 @@ def test_leaderboard_command_outputs(tmp_path):
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0][:5] == ["model", "rank_borda", "mean_task", "mean_tasktype", "n_tasks"]
     types = sorted({s.mteb_type for s in catalog.benchmark_specs(catalog.find_benchmark("MAEB"))})
-    assert rows[0][5 : 5 + len(types)] == types and len(rows[0]) == 5 + len(types) + 30 + 1
-    assert rows[0][-1] == "tie_dependent"  # the last column: tasks whose score depends on tie order
+    assert rows[0][5 : 5 + len(types)] == types and len(rows[0]) == 5 + len(types) + 30 + 2
+    assert rows[0][-2] == "tie_dependent"  # tasks whose score depends on tie order
+    assert rows[0][-1] == "borda_rule" and rows[1][-1] == "mteb"  # the rule that ranked them
     assert rows[1][0] == "LCO-Embedding/LCO-Embedding-Omni-7B" and rows[1][1] == "1"
     data = json.loads(subprocess.run([*MAEB_BOARD, "--format", "json"], capture_output=True, text=True, check=True).stdout)
     assert len(data["tasks"]) == 30 and data["models"][0]["rank_borda"] == 1 and "domains" in data["models"][0]

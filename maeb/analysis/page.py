@@ -410,6 +410,13 @@ BORDA = (
 )
 
 
+def _borda_line(board: Board) -> str:
+    """The line naming the rule that ranked the board (--borda), as markdown writes it under its table."""
+    from .report import borda_line
+
+    return borda_line(board)
+
+
 def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
     """The page: summary, how to read it, filters, the table in its scrolling box, notes, the figures, the
     model card dialog and the JSON results file. per_task "columns" shows the task columns at first; any
@@ -464,6 +471,7 @@ Filters choose what is shown; ranks and means are those of the whole board.</p>
 {_tasks_table(board) if per_task == "rows" else ""}
 <h2 id="ranks">Ranks</h2>
 <p id="borda">{html.escape(BORDA)}</p>
+<p id="borda-rule">{html.escape(_borda_line(board))}</p>
 <h2>Figures</h2>
 {_figures(board, model_cards, results)}
 <dialog id="card"><button id="card-close" type="button">Close</button><div id="card-body"></div></dialog>

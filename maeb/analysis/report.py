@@ -14,7 +14,7 @@ import json
 import re
 
 from .. import __version__
-from .leaderboard import Board
+from .leaderboard import BORDA_RULES, Board
 from .tables import cell, csv_safe, html_table, markdown_table, md_text, pct
 
 
@@ -69,6 +69,7 @@ def to_csv(board: Board) -> str:
             *map(csv_safe, task_names),
             "tie_dependent",
             *(["fragile"] if fragile else []),
+            "borda_rule",  # a column, not a comment line: pandas.read_csv loads the file as it is
         ]
     )
     for r in board.rows:
@@ -83,6 +84,7 @@ def to_csv(board: Board) -> str:
                 *(_num(r.tasks.get(t)) for t in task_names),
                 csv_safe(";".join(r.tie_dependent)),  # the tasks whose score moves with the order of tied items
                 *([csv_safe(";".join(r.fragile))] if fragile else []),  # the tasks whose score is fragile
+                board.borda,
             ]
         )
     return buf.getvalue()
@@ -139,6 +141,7 @@ def to_json(board: Board) -> dict:
         "domains": board.domains,
         "missing_tasks": board.missing_tasks,
         "task_filter": board.task_filter,
+        "borda_rule": board.borda,  # the rule that ranked the models (maeb.analysis.leaderboard.BORDA_RULES)
         "models": [
             {
                 "model": r.model,
@@ -244,6 +247,11 @@ def _leak_note(board: Board) -> str:
     )
 
 
+def borda_line(board: Board) -> str:
+    """The line under a ranked board naming the Borda rule that ranked it (its --borda name and what it counts)."""
+    return f"Ranks: {BORDA_RULES[board.borda]} (--borda {board.borda})."
+
+
 def to_markdown(board: Board, per_task=None) -> str:
     """The summary table; per_task "columns" (or True) adds a column per task, "rows" appends the
     tasks-as-rows table."""
@@ -276,6 +284,7 @@ def to_markdown(board: Board, per_task=None) -> str:
         title += f" Uncertainty: {board.uncertainty.summary()}."
     # the title and notes name models and tasks too: escaped as the cells are
     text = md_text(title) + "\n\n" + "\n".join(lines) + "\n"
+    text += "\n" + md_text(borda_line(board)) + "\n"
     fragile = _fragile_note(board) if tasks else ""  # (the tasks-as-rows table has its own)
     for note in (_experiment_note(board), _leak_note(board), _tie_note(board), fragile, _flat_note(flat)):
         if note:
@@ -407,10 +416,14 @@ def _tasks_table(board: Board) -> str:
     return "<h2>Tasks</h2>\n" + html_table(head, rows, "tasks")
 
 
-def render(board: Board, fmt: str, per_task=None, results=()) -> str:
+def render(board: Board, fmt: str, per_task=None, results=(), views=None, intervals: bool = False) -> str:
     """per_task: None, "columns" or "rows" (json always holds every task's score); results: the folders read,
-    where the html page finds robust.json for its figures."""
+    where the html page finds robust.json for its figures; views and intervals: tex's tables (maeb.analysis.latex)."""
     orientation = _orientation(per_task)
+    if fmt == "tex":
+        from .latex import VIEWS, to_latex
+
+        return to_latex(board, views or VIEWS, intervals, orientation)
     if fmt == "csv":
         return to_csv_by_task(board) if orientation == "rows" else to_csv(board)
     if fmt == "json":

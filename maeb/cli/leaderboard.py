@@ -15,7 +15,7 @@ def add_parser(sub) -> None:
     board = sub.add_parser("leaderboard", help="rank models from result folders or a main_scores.csv")
     board.add_argument("--results", nargs="+", type=Path, required=True, help="results folders (mteb layout) or CSV files")
     board.add_argument("--benchmark", help="restrict to a benchmark's tasks (default: every task found)")
-    board.add_argument("--format", choices=["md", "csv", "json", "html"], default="md")
+    board.add_argument("--format", choices=["md", "csv", "json", "html", "tex"], default="md")
     board.add_argument("--out", type=Path, help="write here instead of printing")
     board.add_argument("--revision", action="append", default=[], metavar="MODEL=REV", help="use this revision of a model")
     board.add_argument("--tasks", nargs="+", metavar="T", help="only these tasks (names; with --benchmark, some of its tasks)")
@@ -34,6 +34,20 @@ def add_parser(sub) -> None:
         help="rank only runs of the plain protocol: leave out mteb's experiments folders (runs with --perturb, "
         "--long-audio, --resampler, --option ...), which are otherwise rows of their own, 'model [setting]'",
     )
+    add_borda(board)
+    board.add_argument(
+        "--view",
+        nargs="+",
+        choices=["ranks", "types", "tasks"],
+        help="tex: the tables to write, in this order (default: ranks, types and tasks; --per-task rows puts the "
+        "tasks table's tasks in rows)",
+    )
+    board.add_argument(
+        "--intervals",
+        action="store_true",
+        help="tex: each rank's interval and each task score's band and few-shot range (computes --uncertainty, "
+        "1000 draws unless given)",
+    )
     board.add_argument(
         "--uncertainty",
         nargs="?",
@@ -43,6 +57,19 @@ def add_parser(sub) -> None:
         help="md/html/json: each rank's interval and the groups of models it cannot tell apart (bootstrap over tasks, "
         "the results' few-shot experiments and stability bands; default 1000 draws), task scores with their intervals",
     )
+
+
+BORDA_HELP = (
+    "Borda rule: mteb (n_models - rank, a missing task scores 0; the public board) or paper (points only against "
+    "the models that ran each task)"
+)
+
+
+def add_borda(parser) -> None:
+    """--borda, shared by `leaderboard` and `lite` (maeb.analysis.leaderboard.BORDA_RULES)."""
+    from ..analysis.leaderboard import BORDA_RULES
+
+    parser.add_argument("--borda", choices=list(BORDA_RULES), default="mteb", help=BORDA_HELP)
 
 
 def _draws(text: str) -> int:
@@ -63,8 +90,15 @@ def cmd_leaderboard(args) -> int:
 
     if args.uncertainty and args.format == "csv":
         raise MaebError("--uncertainty shows rank intervals and groups in md, html and json; csv has no columns for them")
+    if (args.view or args.intervals) and args.format != "tex":
+        flag = "--view" if args.view else "--intervals"
+        raise MaebError(f"{flag} chooses what --format tex writes; md, html and json show intervals with --uncertainty")
+    if args.intervals and not args.uncertainty:
+        args.uncertainty = 1000  # the intervals are the bootstrap's (maeb.analysis.uncertainty)
     pins = dict(p.split("=", 1) for p in args.revision if "=" in p)
-    board, problems = load_board(args.results, args.benchmark, pins, args.tasks, plain=args.plain)
+    board, problems = load_board(
+        args.results, args.benchmark, pins, args.tasks, plain=args.plain, borda=getattr(args, "borda", "mteb")
+    )
     for line in report_lines(problems, board.notes):
         print(line, file=sys.stderr)
     if not board.rows:
@@ -85,7 +119,7 @@ def cmd_leaderboard(args) -> int:
         for line in board.uncertainty.set_aside:  # values a result file holds that the metric cannot take
             print(f"maeb: uncertainty: {line}", file=sys.stderr)
         print(f"maeb: uncertainty: {board.uncertainty.summary()}", file=sys.stderr)
-    text = render(board, args.format, args.per_task, args.results)
+    text = render(board, args.format, args.per_task, args.results, args.view, args.intervals)
     if args.out:
         from ..results.write import write_text_atomic
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core import environment
 from ..run.options import replays as _replays
+from .leaderboard import add_borda
 
 
 def add_parser(sub) -> None:
@@ -41,6 +42,7 @@ def add_parser(sub) -> None:
         help="reference protocol (default mteb-2.26; e.g. mteb-2.26-tie-aware: results go to the experiments folder; "
         "`maeb list protocols`)",
     )
+    add_borda(lite)
     lite.add_argument("--cache-dir", type=Path)
     lite.add_argument("--quiet", action="store_true")
 
@@ -67,6 +69,7 @@ def cmd_lite(args) -> int:
         stability_replays=args.stability_replays,
         debug=environment.debug(),
         protocol=args.protocol,
+        borda=args.borda,
     )
 
 

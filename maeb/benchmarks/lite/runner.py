@@ -128,12 +128,13 @@ def lite_specs(tasks: list[str] | None = None) -> list:
     return [by_name[t.lower()] for t in tasks]
 
 
-def leaderboard(output_dir: Path) -> str:
-    """Write MAEB-lite's leaderboard (html, json, csv, with rank intervals) into `output_dir` and return it as Markdown."""
+def leaderboard(output_dir: Path, borda: str = "mteb") -> str:
+    """Write MAEB-lite's leaderboard (html, json, csv, with rank intervals) into `output_dir` and return it as Markdown;
+    `borda` names the ranking rule (maeb.analysis.leaderboard.BORDA_RULES)."""
     from ...analysis.leaderboard import load_board
     from ...analysis.uncertainty import compute
 
-    board, problems = load_board([output_dir], "MAEB-lite", {})
+    board, problems = load_board([output_dir], "MAEB-lite", {}, borda=borda)
     # each cell's stability band, and the ranks' intervals over the tasks and the bands
     board.uncertainty = compute(board, sources=("tasks", "bands")) if board.rows else None
     for fmt, name in (("html", "leaderboard.html"), ("json", "leaderboard.json"), ("csv", "leaderboard.csv")):
@@ -164,13 +165,14 @@ def main(
     stability_replays: int | str | None = None,
     debug: bool = False,
     protocol: str | None = None,
+    borda: str = "mteb",
 ) -> int:
     """`maeb lite`: build the synthetic data if needed, run the models on the MAEB-lite tasks, write the leaderboard, and with
     `check` compare against the reference results."""
     started = time.perf_counter()
     cache_dir = Path(cache_dir or default_cache_dir())
     folder = Path(folder or under_cache(cache_dir))  # (the command line passes $MAEB_LITE_DIR as the folder)
-    options = {"tasks": tasks, "stability_replays": stability_replays, "debug": debug, "protocol": protocol}
+    options = {"tasks": tasks, "stability_replays": stability_replays, "debug": debug, "protocol": protocol, "borda": borda}
     return _main(
         folder,
         seed,
@@ -228,7 +230,7 @@ def _main(
         options["debug"],
         options.get("protocol"),
     )
-    text = leaderboard(Path(output_dir))
+    text = leaderboard(Path(output_dir), options.get("borda", "mteb"))
     print(text)
     total = time.perf_counter() - started
     clips = sum(manifest["clips"].values())
