@@ -144,7 +144,9 @@ def register_metric(
         where = f"{found.fn.__module__}.{found.fn.__qualname__}" if found.fn is not None else found.oracle
         raise SpecError(f"metric {name!r} is already declared ({where}); choose another name")
     if found is not None and found != entry:
-        raise SpecError(f"metric {name!r} is already declared with other facts (direction, range or baselines); choose another name")
+        raise SpecError(
+            f"metric {name!r} is already declared with other facts (direction, range or baselines); choose another name"
+        )
     _METRICS[name] = entry
     return entry
 
@@ -209,4 +211,3 @@ def record_of(key: str | None) -> Metric | None:
                 if rule == "loose" and m.covers(t):
                     return m
     return None
-

@@ -61,7 +61,12 @@ def precision(y_true: Any, y_pred: Any) -> float:
     return skm.precision_score(y_true, y_pred, average="macro")
 
 
-@metric("precision_weighted", oracle="sklearn.metrics.precision_score (average='weighted')", chance=ch.uniform_precision_weighted, **LABELS)
+@metric(
+    "precision_weighted",
+    oracle="sklearn.metrics.precision_score (average='weighted')",
+    chance=ch.uniform_precision_weighted,
+    **LABELS,
+)
 def precision_weighted(y_true: Any, y_pred: Any) -> float:
     """Precision per class, weighted by each class's true count."""
     return skm.precision_score(y_true, y_pred, average="weighted")
@@ -73,19 +78,43 @@ def recall(y_true: Any, y_pred: Any) -> float:
     return skm.recall_score(y_true, y_pred, average="macro")
 
 
-@metric("recall_weighted", oracle="sklearn.metrics.recall_score (average='weighted')", chance=ch.uniform_recall_weighted, **LABELS)
+@metric(
+    "recall_weighted", oracle="sklearn.metrics.recall_score (average='weighted')", chance=ch.uniform_recall_weighted, **LABELS
+)
 def recall_weighted(y_true: Any, y_pred: Any) -> float:
     """Recall per class, weighted by each class's true count."""
     return skm.recall_score(y_true, y_pred, average="weighted")
 
 
-@metric("ap", oracle="sklearn.metrics.average_precision_score (average='macro')", inputs="scores", range=UNIT, loose=True, chance=ch.random_ap, chance_rule="closed form: the expected AP of a uniformly random order", majority=lambda n, r: r / n if n else 0.0, majority_rule="one score for every item: sklearn scores a constant the share of positives", tie_aware=ties.average_precision_range)
+@metric(
+    "ap",
+    oracle="sklearn.metrics.average_precision_score (average='macro')",
+    inputs="scores",
+    range=UNIT,
+    loose=True,
+    chance=ch.random_ap,
+    chance_rule="closed form: the expected AP of a uniformly random order",
+    majority=lambda n, r: r / n if n else 0.0,
+    majority_rule="one score for every item: sklearn scores a constant the share of positives",
+    tie_aware=ties.average_precision_range,
+)
 def ap(y_true: Any, y_score: Any) -> float:
     """Average precision of scores against binary labels (sklearn's pos_label=1)."""
     return skm.average_precision_score(y_true, y_score, average="macro")
 
 
-@metric("ap_weighted", oracle="sklearn.metrics.average_precision_score (average='weighted')", inputs="scores", range=UNIT, loose=True, chance=ch.random_ap, chance_rule="closed form: the expected AP of a uniformly random order", majority=lambda n, r: r / n if n else 0.0, majority_rule="one score for every item: sklearn scores a constant the share of positives", tie_aware=ties.average_precision_range)
+@metric(
+    "ap_weighted",
+    oracle="sklearn.metrics.average_precision_score (average='weighted')",
+    inputs="scores",
+    range=UNIT,
+    loose=True,
+    chance=ch.random_ap,
+    chance_rule="closed form: the expected AP of a uniformly random order",
+    majority=lambda n, r: r / n if n else 0.0,
+    majority_rule="one score for every item: sklearn scores a constant the share of positives",
+    tie_aware=ties.average_precision_range,
+)
 def ap_weighted(y_true: Any, y_score: Any) -> float:
     """Average precision with classes weighted by their true count (equal to ap for binary labels)."""
     return skm.average_precision_score(y_true, y_score, average="weighted")
@@ -108,13 +137,29 @@ def lrap(y_true: Any, y_score: Any) -> float:
     return skm.label_ranking_average_precision_score(y_true, y_score)
 
 
-@metric("v_measure", oracle="sklearn.metrics.cluster.v_measure_score", inputs="clusters", range=UNIT, loose=True, chance_rule="draws: uniformly random cluster ids, as many clusters as classes, until the standard error is registry.DRAW_ERROR (stored as chance_error)", majority_rule="one cluster for every clip")
+@metric(
+    "v_measure",
+    oracle="sklearn.metrics.cluster.v_measure_score",
+    inputs="clusters",
+    range=UNIT,
+    loose=True,
+    chance_rule="draws: uniformly random cluster ids, as many clusters as classes, until the standard error is registry.DRAW_ERROR (stored as chance_error)",
+    majority_rule="one cluster for every clip",
+)
 def v_measure(labels_true: Any, labels_pred: Any) -> float:
     """The harmonic mean of a clustering's homogeneity and completeness."""
     return skm.cluster.v_measure_score(labels_true, labels_pred)
 
 
-@metric("ami", oracle="sklearn.metrics.cluster.adjusted_mutual_info_score", inputs="clusters", range=SIGNED, loose=True, chance_rule="draws: uniformly random cluster ids, as many clusters as classes, until the standard error is registry.DRAW_ERROR (stored as chance_error)", majority_rule="one cluster for every clip")
+@metric(
+    "ami",
+    oracle="sklearn.metrics.cluster.adjusted_mutual_info_score",
+    inputs="clusters",
+    range=SIGNED,
+    loose=True,
+    chance_rule="draws: uniformly random cluster ids, as many clusters as classes, until the standard error is registry.DRAW_ERROR (stored as chance_error)",
+    majority_rule="one cluster for every clip",
+)
 def ami(labels_true: Any, labels_pred: Any) -> float:
     """Mutual information of a clustering and the labels, adjusted for chance."""
     return skm.cluster.adjusted_mutual_info_score(labels_true, labels_pred)
@@ -161,7 +206,11 @@ def best_threshold_f1(scores: np.ndarray, labels: np.ndarray, higher_similar: bo
 
 
 @metric(
-    "hamming", oracle="mteb's multilabel classification evaluator (tests/test_parity_mteb.py)", inputs="label_matrix", range=UNIT, loose=True
+    "hamming",
+    oracle="mteb's multilabel classification evaluator (tests/test_parity_mteb.py)",
+    inputs="label_matrix",
+    range=UNIT,
+    loose=True,
 )
 def hamming(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """Per-row intersection over union of label sets; two empty sets agree fully."""
@@ -222,19 +271,52 @@ for _name, _doc in (
 ):
     _read_only(_name, MTEB, _doc, range=SIGNED, loose=True)
 _read_only("adjusted_scores", MTEB, "Chance-adjusted clustering scores", range=SIGNED, pattern=r"adjusted\w*")
-_read_only("nauc", "mteb's abstention curves (maeb.tasktypes.retrieval.nauc)", "Normalised area under an abstention curve", range=SIGNED, pattern=r"nauc_\w+")
+_read_only(
+    "nauc",
+    "mteb's abstention curves (maeb.tasktypes.retrieval.nauc)",
+    "Normalised area under an abstention curve",
+    range=SIGNED,
+    pattern=r"nauc_\w+",
+)
 _read_only("rouge", "caption metrics of peer packages", "ROUGE of generated text", range=UNIT, pattern=r"rouge\w*")
 _read_only("meteor", "caption metrics of peer packages", "METEOR of generated text", range=UNIT, loose=True)
 _read_only("spice", "caption metrics of peer packages", "SPICE of generated text", range=UNIT, loose=True)
-_read_only("judge_score", "maeb.tasktypes.judged_qa (the LLM judge)", "Judge score divided by the type's SCORE_SCALE", range=UNIT, loose=True)
+_read_only(
+    "judge_score",
+    "maeb.tasktypes.judged_qa (the LLM judge)",
+    "Judge score divided by the type's SCORE_SCALE",
+    range=UNIT,
+    loose=True,
+)
 _read_only("win_rate", "maeb.tasktypes.judged_qa (the LLM judge)", "Share of judged comparisons won", range=UNIT, loose=True)
-for _name, _doc in (("fense", "FENSE caption similarity"), ("date", "DATE caption score"), ("similarity", "DATE's similarity part")):
+for _name, _doc in (
+    ("fense", "FENSE caption similarity"),
+    ("date", "DATE caption score"),
+    ("similarity", "DATE's similarity part"),
+):
     _read_only(_name, "mecat (maeb.metrics.textmetrics.SentenceMetrics)", _doc, range=SIGNED, loose=True)
-_read_only("discrimination", "mecat (maeb.metrics.textmetrics.SentenceMetrics)", "DATE's discrimination part", range=UNIT, loose=True)
+_read_only(
+    "discrimination", "mecat (maeb.metrics.textmetrics.SentenceMetrics)", "DATE's discrimination part", range=UNIT, loose=True
+)
 SED = "sed_eval (maeb.tasktypes.event_detection)"
-_read_only("event_scores", SED, "Event-based F-measure, precision and recall", range=UNIT, pattern=r"event_onset(_offset)?_\w+_(fms|precision|recall)")
-_read_only("segment_scores", SED, "Segment-based F1, precision and recall", range=UNIT, pattern=r"segment_\w+_(f1|precision|recall)")
-_read_only("segment_error_rate", SED, "Segment-based error rate (substitutions, deletions, insertions)", higher_is_better=False, range=POSITIVE, pattern=r"segment_\w+_er")
+_read_only(
+    "event_scores",
+    SED,
+    "Event-based F-measure, precision and recall",
+    range=UNIT,
+    pattern=r"event_onset(_offset)?_\w+_(fms|precision|recall)",
+)
+_read_only(
+    "segment_scores", SED, "Segment-based F1, precision and recall", range=UNIT, pattern=r"segment_\w+_(f1|precision|recall)"
+)
+_read_only(
+    "segment_error_rate",
+    SED,
+    "Segment-based error rate (substitutions, deletions, insertions)",
+    higher_is_better=False,
+    range=POSITIVE,
+    pattern=r"segment_\w+_er",
+)
 
 # -- audio generation (maeb.audiogen's scorer groups compute them) --------------------------------
 GEN = "maeb.audiogen (the MMAG paper's scorers; tests/test_audio_generation.py)"
