@@ -87,7 +87,13 @@ def test_an_outside_lower_is_better_type_ranks_the_smallest_error_first(tmp_path
 
 def test_a_board_without_the_record_reads_the_direction_its_files_recorded(tmp_path, monkeypatch):
     """A board built where the outside module is not imported: the files' maeb.task.lower_is_better."""
-    record = {"name": "MyErrors", "type": "error_type", "main_score": "error_rate", "eval_splits": ["test"], "lower_is_better": True}
+    record = {
+        "name": "MyErrors",
+        "type": "error_type",
+        "main_score": "error_rate",
+        "eval_splits": ["test"],
+        "lower_is_better": True,
+    }
     assert registry.record_of("error_rate") is None
     assert error_board(tmp_path / "res", record) == ["org/better", "org/worse", "org/worst"]
     assert not TaskInfo("MyErrors", "error_type", main_score="error_rate").lower_is_better  # nothing known: higher first
@@ -102,7 +108,9 @@ def test_a_registered_metric_is_reported_and_checked_by_built_in_types_without_a
     # a classification spec may name it as its main score; its range and direction are the record's
     spec = load_spec(write_spec(tmp_path, tone_folder, "classification", name="MyClassErrors"))
     assert "error_rate" in tasktypes.get("classification").metrics(spec)
-    assert tasktypes.get("zeroshot").lower_is_better("error_rate") and not tasktypes.get("classification").lower_is_better("accuracy")
+    assert tasktypes.get("zeroshot").lower_is_better("error_rate") and not tasktypes.get("classification").lower_is_better(
+        "accuracy"
+    )
     assert metric_range("error_rate") == (0.0, 1.0) and "outside [0, 1]" in check_value(1.5, "error_rate")
 
 
