@@ -1,36 +1,44 @@
 """The chance level and the majority-class score of a task's main score, from its labels alone (the
 `maeb.baselines` record of a result): what a score must clear before it says anything.
 
-Per type, on the evaluated split (each value the main score's own metric):
-- classification, zeroshot: chance = uniformly random predictions over the split's classes (for
-  accuracy exactly 1/K; other metrics over at most DRAWS draws, fewer on large splits);
-  majority = always the class most frequent in the training split (cross-validation and zero-shot:
-  in the evaluated split itself);
-- multilabel: chance = uniformly random label scores; majority = every clip scored with the
-  training split's label frequencies;
-- clustering: chance = uniformly random cluster ids, as many clusters as classes; majority = one
-  cluster for all;
-- pair classification: chance = random pair scores; majority = one score for every pair (AP is then
-  the share of positive pairs);
-- retrieval, reranking: chance = random document (or candidate) orders; majority = documents ordered
-  by how many queries judge them relevant (a popularity prior; ties in random order); a query's own
-  id is left out of its pool when the protocol ignores identical ids, as the evaluator does. The
-  skip_first_result correction is not imitated (a random first result is not the query itself).
-Random baselines are the mean over DRAWS seeded draws (a metric at k ranks only k documents: a random
-order's top k is a random sample of the pool); a retrieval task too large for WORK_LIMIT is
-scored on a seeded sample of its queries (`queries` says how many). Other types get no record."""
+Both come from the main score's metric record (maeb.metrics.registry): its chance level in closed
+form where one exists (maeb.metrics.chance: an expectation, exact), by seeded draws only where none
+does, and its majority or prior baseline as an expectation over tied choices. Per type, on the
+evaluated split (each value the main score's own metric):
+- classification, zeroshot: chance = a uniform guess among the split's classes (accuracy, recall,
+  precision and F1, macro or weighted: closed forms; AP of guessed labels: draws); majority = always
+  the class most frequent in the training split (cross-validation and zero-shot: in the evaluated
+  split itself), the mean over tied most frequent classes;
+- multilabel (LRAP): chance = every clip's labels in uniformly random order (closed form);
+  majority = every clip scored with the training split's label frequencies, the expectation over the
+  orders of tied labels (closed form);
+- clustering: chance = uniformly random cluster ids, as many clusters as classes (draws, until the
+  standard error is DRAW_ERROR or MAX_DRAWS are drawn); majority = one cluster for all;
+- pair classification (AP): chance = a random order of the pairs (closed form); majority = one score
+  for every pair (sklearn's AP of a constant, the share of positive pairs);
+- retrieval, reranking: chance = each query's pool in uniformly random order; majority = documents
+  ordered by how many queries judge them relevant, equally popular ones in every order (both closed
+  forms: maeb.metrics.ties' expectation over tie groups); a query's own id is left out of its pool
+  when the protocol ignores identical ids, as the evaluator does. The skip_first_result correction is
+  not imitated (a random first result is not the query itself).
+Every record states how its chance level is known (`chance_rule`: "closed form" or "draws"), how many
+draws it took (`draws`, 0 for a closed form) and its standard error (`chance_error`, 0 for a closed
+form). Other types, and metrics without a chance level (thresholded multilabel F1), get no record."""
 
 from __future__ import annotations
 
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import numpy as np
 
 from ..data.sources import RetrievalData, Table
+from ..metrics import ties
+from ..metrics.registry import DRAW_ERROR, MAX_DRAWS, record_of
 
-DRAWS = 20  # random draws averaged: the chance level's Monte Carlo error is well under a point
-WORK_LIMIT = 20_000_000  # documents ranked at most for a retrieval baseline (queries x documents x draws)
+DRAW_WORK = 20_000_000  # labels drawn at most for one chance level by draws (clips x draws)
+DRAW_BATCH = 20  # draws between two looks at the standard error
 
 
 def _codes(values: list) -> tuple[np.ndarray, list]:
@@ -39,102 +47,116 @@ def _codes(values: list) -> tuple[np.ndarray, list]:
     return np.array([index[str(v)] for v in values]), classes
 
 
-def _single_label(spec, test: Table, train: Table | None, rng, metric: str) -> dict:
+def drawn(draw: Callable[[], float], n_items: int) -> dict:
+    """A chance level by draws: draws in batches of DRAW_BATCH until their standard error is at most
+    DRAW_ERROR, MAX_DRAWS are drawn, or DRAW_WORK items; the mean, the error reached and the count."""
+    limit = max(DRAW_BATCH, min(MAX_DRAWS, DRAW_WORK // max(1, n_items)))
+    values: list[float] = []
+    while len(values) < limit:
+        values += [float(draw()) for _ in range(DRAW_BATCH)]
+        if np.std(values, ddof=1) / np.sqrt(len(values)) <= DRAW_ERROR:
+            break
+    error = float(np.std(values, ddof=1) / np.sqrt(len(values)))
+    return {"chance": float(np.mean(values)), "chance_error": error, "chance_rule": "draws", "draws": len(values)}
+
+
+def exact(value: float) -> dict:
+    """A chance level in closed form: no draws, no Monte Carlo error."""
+    return {"chance": float(value), "chance_error": 0.0, "chance_rule": "closed form", "draws": 0}
+
+
+def _single_label(spec, test: Table, train: Table | None, rng, metric: str) -> dict | None:
     from ..tasktypes.classification import label_metrics
 
     y, classes = _codes(test[spec.data.label_column])
-    source = train if train is not None else test
-    top = Counter(str(v) for v in source[spec.data.label_column]).most_common(1)[0][0]
-    majority = np.full(len(y), classes.index(top) if top in classes else -1)
-    if metric == "accuracy":  # closed form: a uniform guess is right 1/K of the time whatever the labels
-        return {"chance": 1 / len(classes), "majority": float(np.mean(majority == y)), "draws": 0}
-    draws = max(3, min(DRAWS, 200_000 // max(1, len(y))))  # a large split's draws vary little
-    chance = [label_metrics(y, rng.integers(0, len(classes), len(y)))[metric] for _ in range(draws)]
-    return {"chance": float(np.mean(chance)), "majority": label_metrics(y, majority)[metric], "draws": draws}
+    source = Counter(str(v) for v in (train if train is not None else test)[spec.data.label_column])
+    most = max(source.values())
+    tops = sorted(c for c, n in source.items() if n == most)  # tied most frequent classes: the mean over them
+    values = [label_metrics(y, np.full(len(y), classes.index(c) if c in classes else -1)).get(metric) for c in tops]
+    present = [float(v) for v in values if v is not None]
+    if len(present) < len(values):
+        return None
+    majority = float(np.mean(present))
+    rec = record_of(metric)
+    if rec is not None and rec.inputs == "labels" and rec.chance is not None:
+        return {**exact(rec.chance(np.bincount(y, minlength=len(classes)))), "majority": majority}
+    if label_metrics(y, y).get(metric) is None:
+        return None
+    return {**drawn(lambda: label_metrics(y, rng.integers(0, len(classes), len(y)))[metric], len(y)), "majority": majority}
+
+
+def _label_matrix(spec, table: Table, classes: list[str] | None = None) -> tuple[np.ndarray, list[str]]:
+    rows = [v if isinstance(v, list) else [v] for v in table[spec.data.label_column]]
+    classes = classes or sorted({str(c) for r in rows for c in r})
+    return np.array([[str(c) in {str(x) for x in r} for c in classes] for r in rows], dtype=int), classes
 
 
 def _multilabel(spec, test: Table, train: Table, rng, metric: str) -> dict | None:
-    from sklearn.metrics import label_ranking_average_precision_score
-
-    if metric != "lrap":
+    rec = record_of(metric)
+    if rec is None or rec.inputs != "label_scores" or rec.chance is None or rec.majority is None:
         return None  # thresholded metrics depend on the probe's threshold: no baseline claimed
-    rows = [v if isinstance(v, list) else [v] for v in test[spec.data.label_column]]
-    classes = sorted({str(c) for r in rows for c in r})
-    y = np.array([[str(c) in {str(x) for x in r} for c in classes] for r in rows], dtype=int)
+    y, classes = _label_matrix(spec, test)
     freq = Counter(str(c) for r in train[spec.data.label_column] for c in (r if isinstance(r, list) else [r]))
-    prior = np.tile([freq.get(c, 0) for c in classes], (len(rows), 1)).astype(float)
-    prior += 1e-9 * rng.random(prior.shape)  # ties broken at random, as a constant score would be scored
-    chance = [label_ranking_average_precision_score(y, rng.random(y.shape)) for _ in range(DRAWS)]
-    return {"chance": float(np.mean(chance)), "majority": float(label_ranking_average_precision_score(y, prior))}
+    prior = np.array([freq.get(c, 0) for c in classes], dtype=float)
+    return {**exact(rec.chance(y)), "majority": float(rec.majority(y, prior))}
 
 
 def _clustering(spec, test: Table, rng, metric: str) -> dict | None:
-    from sklearn.metrics import v_measure_score
-
-    if metric != "v_measure":
+    rec = record_of(metric)
+    if rec is None or rec.inputs != "clusters" or rec.fn is None:
         return None
     labels = [str(v[0] if isinstance(v, list) else v) for v in test[spec.data.label_column]]
     y, classes = _codes(labels)
-    chance = [v_measure_score(y, rng.integers(0, len(classes), len(y))) for _ in range(DRAWS)]
-    return {"chance": float(np.mean(chance)), "majority": float(v_measure_score(y, np.zeros(len(y), dtype=int)))}
+    chance = drawn(lambda: rec(y, rng.integers(0, len(classes), len(y))), len(y))
+    return {**chance, "majority": float(rec(y, np.zeros(len(y), dtype=int)))}
 
 
 def _pair(spec, test: Table, rng, metric: str) -> dict | None:
-    from sklearn.metrics import average_precision_score
-
-    if not metric.endswith("ap"):
+    rec = record_of(metric)
+    if rec is None or rec.inputs != "scores" or rec.chance is None or rec.majority is None:
         return None
     y = np.array([int(float(v)) for v in test[spec.data.label_column]])
     if len(set(y)) < 2:
         return None
-    chance = [average_precision_score(y, rng.random(len(y))) for _ in range(DRAWS)]
-    return {"chance": float(np.mean(chance)), "majority": float(y.mean())}
+    n, r = len(y), int(y.sum())
+    return {**exact(rec.chance(n, r)), "majority": float(rec.majority(n, r))}
 
 
 def _retrieval(spec, data: RetrievalData, rng, metric: str) -> dict | None:
-    from ..tasktypes.retrieval import query_metrics
-
-    name, _, k = metric.rpartition("_at_")
-    short = {"ndcg": "NDCG", "map": "MAP", "recall": "Recall", "precision": "P", "hit_rate": "HitRate", "mrr": "MRR"}
-    if name not in short or not k.isdigit():
+    rec = record_of(metric)
+    k = metric.rpartition("_at_")[2] if "_at_" in metric else metric.rpartition("@")[2]
+    if rec is None or rec.inputs != "ranking" or rec.chance is None or rec.majority is None or not k.isdigit():
         return None
-    key, k_values = f"{short[name]}@{k}", [int(k)]
+    depth = int(k)
     qrels = {q: d for q, d in data.qrels.items() if d}
     queries = [q for q, _ in data.queries if q in qrels]
     if not queries:
         return None
     docs = list(dict.fromkeys(d for d, _ in data.corpus))
-    size = len(docs) if not data.candidates else max(len(c) for c in data.candidates.values())
-    if len(queries) * size * DRAWS > WORK_LIMIT:  # a large task: a seeded sample of its queries
-        queries = sorted(rng.choice(queries, max(1, WORK_LIMIT // (size * DRAWS)), replace=False))
     popularity = Counter(d for judged in qrels.values() for d, rel in judged.items() if rel > 0)
-
+    corpus_levels = Counter(popularity.get(d, 0) for d in docs)  # documents per popularity
     drop_self = bool(spec.protocol.get("ignore_identical_ids"))
-
-    def pool(q: str) -> list[str]:
-        found = list(data.candidates[q]) if data.candidates and q in data.candidates else docs
-        return [d for d in found if d != q] if drop_self else found  # the evaluator's own correction
-
-    def score(order) -> float:
-        return float(np.mean([query_metrics(order(q), qrels[q], k_values)[key] for q in queries]))
-
-    depth = int(k)  # a metric at k reads the first k documents only: a random order's are a random sample
-
-    def random_top(q: str) -> list[str]:
-        found = pool(q)
-        return [found[i] for i in rng.choice(len(found), min(depth, len(found)), replace=False)]
-
-    def popular_top(q: str) -> list[str]:
-        found = pool(q)
-        judged = [d for d in rng.permutation(found) if popularity.get(d, 0) > 0]  # shuffled: ties in random order
-        judged.sort(key=lambda d: -popularity[d])
-        rest = [d for d in found if popularity.get(d, 0) == 0]
-        fill = [rest[i] for i in rng.choice(len(rest), min(max(0, depth - len(judged)), len(rest)), replace=False)]
-        return (judged + fill)[:depth]
-
-    chance = [score(random_top) for _ in range(DRAWS)]
-    majority = score(popular_top)
-    return {"chance": float(np.mean(chance)), "majority": majority, "queries": len(queries)}
+    corpus = set(docs)
+    chance, majority = [], []
+    for q in queries:
+        judged = qrels[q]
+        if data.candidates and q in data.candidates:  # reranking: the query's own candidates
+            pool = {d for d in data.candidates[q] if not (drop_self and d == q)}
+            levels = Counter(popularity.get(d, 0) for d in pool)
+        else:
+            pool = corpus
+            levels = Counter(corpus_levels)
+            if drop_self and q in corpus:  # the evaluator's own correction: the query is no result of itself
+                levels[popularity.get(q, 0)] -= 1
+        relevant = {d: int(r) for d, r in judged.items() if r > 0 and d in pool and not (drop_self and d == q)}
+        ideal = ties.ideal_gains(judged)
+        chance.append(rec.chance(sum(levels.values()), list(relevant.values()), ideal, depth))
+        found: dict[int, list[int]] = defaultdict(list)
+        for d, r in relevant.items():
+            found[popularity[d]].append(r)
+        groups = [(levels[p], len(found[p]), sum(found[p])) for p in sorted(levels, reverse=True) if levels[p] > 0]
+        majority.append(rec.majority(groups, ideal, depth))
+    return {**exact(float(np.mean(chance))), "majority": float(np.mean(majority)), "queries": len(queries)}
 
 
 def baselines(spec, tables: dict, split: str, seed: int = 0) -> dict | None:
@@ -165,8 +187,8 @@ def baselines(spec, tables: dict, split: str, seed: int = 0) -> dict | None:
             out = None
     if out is None or any(v is None for v in out.values()):
         return None
-    values = {k: round(float(v), 6) if k in ("chance", "majority") else v for k, v in out.items()}
-    return {"metric": metric, "draws": DRAWS, **values, "seed": seed}  # a closed form says draws 0
+    values = {k: round(float(v), 6) if k in ("chance", "chance_error", "majority") else v for k, v in out.items()}
+    return {"metric": metric, **values, "seed": seed}
 
 
 # a shuffled control is warned about when it sits above the higher of chance and majority by at least
@@ -242,6 +264,32 @@ def board_baselines(board) -> dict[str, tuple[float, float]]:
             )
         except (OSError, ValueError, KeyError, TypeError):
             continue  # an older result, or another split's: no baseline shown
+    return out
+
+
+def board_chance_errors(board) -> dict[str, tuple[str, float]]:
+    """Each board task's (how its chance level is known, its standard error) as board_baselines averages
+    it: "closed form" with error 0, or "draws" with the error of the mean over the splits and subsets
+    (independent draws: the root of the summed squared errors over their count). An older result
+    without chance_error gives ("draws", nan): its error was never stored."""
+    import json
+    from pathlib import Path
+
+    out: dict[str, tuple[str, float]] = {}
+    for (_, task), scores in sorted(board.cells.items()):
+        if task in out or not scores or not scores[0].source.endswith(".json"):
+            continue
+        try:
+            record = json.loads(Path(scores[0].source).read_text(encoding="utf-8"))["maeb"]["baselines"]
+            pairs = [record[s.split][s.subset] for s in scores]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        errors = [p.get("chance_error") for p in pairs]
+        if any(e is None for e in errors):
+            out[task] = ("draws", float("nan"))  # written before the error was stored (20 draws)
+        else:
+            rule = "draws" if any(p.get("chance_rule") == "draws" for p in pairs) else "closed form"
+            out[task] = (rule, float(np.sqrt(np.sum(np.square(errors))) / len(errors)))
     return out
 
 

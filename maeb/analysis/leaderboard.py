@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 
 
 def spec_info(spec: TaskSpec) -> TaskInfo:
-    """A task spec's TaskInfo (languages of every subset, once each)."""
+    """A task spec's TaskInfo (languages of every subset, once each; the direction its type gives the
+    main score, for a metric without a record)."""
+    from .. import tasktypes
+
     langs = spec.languages if isinstance(spec.languages, list) else [x for v in spec.languages.values() for x in v]
     return TaskInfo(
         spec.name,
@@ -52,6 +55,7 @@ def spec_info(spec: TaskSpec) -> TaskInfo:
         spec.main_score,
         tuple(spec.data.eval_splits),
         tuple(spec.data.subsets),
+        recorded_lower=tasktypes.get(spec.type).lower_is_better(spec.main_score),
     )
 
 

@@ -64,19 +64,26 @@ def ideal_gains(judged: dict[str, int]) -> list[int]:
 def expected_metrics(groups: list[list[int]], ideal: list[int], k_values) -> dict[str, float]:
     """NDCG, MAP, recall, precision, hit rate and MRR at each k (retrieval.query_metrics' keys and
     conventions: trec_eval's, MAP over all R relevant documents) as expected values over every order
-    of the items inside each tie group, in closed form. A position of a group of n items holding r
-    relevant ones with gains summing to G is relevant with probability r/n and has expected gain
-    G/n; given that it is relevant, the j positions before it in its group hold (r-1) j / (n-1)
-    relevant ones on average (McSherry and Najork)."""
+    of the items inside each tie group, in closed form (expected_of_sizes, on each group's size,
+    relevant count and gain sum)."""
+    return expected_of_sizes([(len(g), sum(1 for x in g if x > 0), sum(g)) for g in groups], ideal, k_values)
+
+
+def expected_of_sizes(groups: Sequence[tuple[int, int, int | float]], ideal: list[int], k_values) -> dict[str, float]:
+    """expected_metrics of groups given as (items, relevant items, gain sum), best group first: the
+    expectation depends on nothing else, so a pool of thousands of documents in random order is one
+    group (n, r, G) and costs k steps, not n. A position of a group of n items holding r relevant
+    ones with gains summing to G is relevant with probability r/n and has expected gain G/n; given
+    that it is relevant, the j positions before it in its group hold (r-1) j / (n-1) relevant ones
+    on average (McSherry and Najork)."""
     n_rel = len(ideal)
     out: dict[str, float] = {}
     for k in k_values:
         dcg, found, ap_sum, mrr, no_hit = 0.0, 0, 0.0, 0.0, 1.0
         pos, before = 0, 0  # items and relevant items in the groups before this one
-        for group in groups:
+        for n, r, g in groups:
             if pos >= k:
                 break
-            n, r, g = len(group), sum(1 for x in group if x > 0), sum(group)
             m = min(k, pos + n) - pos  # positions of the group inside the cut-off
             if n == 1:  # query_metrics' own operations, for bit-equality without ties
                 if r:

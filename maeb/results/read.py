@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,17 +52,20 @@ class TaskInfo:
     main_score: str | None = None
     eval_splits: tuple[str, ...] = ()
     subsets: tuple[str, ...] = ()  # the task's subsets where a spec names them (); () = unknown
+    recorded_lower: bool | None = None  # maeb.task.lower_is_better of its result files (None: not recorded)
 
     @property
     def lower_is_better(self) -> bool:
-        """Whether a smaller main score ranks higher (FD, KL, WER of the generation types)."""
-        from .. import tasktypes
+        """Whether a smaller main score ranks higher (error rates, FD, KL, WER): the main score's metric
+        record (maeb.metrics.registry, where a task type of any origin declares its metric once), else
+        what the result file recorded (maeb.task.lower_is_better, written from that record where the
+        run had it), else higher is better."""
+        from ..metrics.registry import record_of
 
-        kind = tasktypes.from_mteb(self.type)
-        if kind not in tasktypes.REGISTRY or self.main_score is None:
-            return False
-        rule = getattr(tasktypes.get(kind), "lower_is_better", None)
-        return bool(rule and rule(self.main_score))
+        found = record_of(self.main_score)
+        if found is not None:
+            return found.lower_is_better
+        return bool(self.recorded_lower)
 
     @property
     def group(self) -> str | None:
@@ -104,31 +106,18 @@ class Results:
 
 
 # -- metric ranges --------------------------------------------------------------------------
-_UNIT = re.compile(
-    r"(accuracy|f1|precision|recall|ap|map|mrr|ndcg|hit_rate|cv_recall|v_measure|homogeneity|completeness"
-    r"|lrap|hamming|bleu|rouge\w*|meteor|spice|win_rate|discrimination|judge_score)([_@]\w*)?"
-)
-# AMI and ARI dip below 0 for worse-than-chance clusterings; correlations and cosine-based caption
-# scores (FENSE, DATE) are signed too
-_SIGNED = re.compile(r"(ami|ari|nauc|adjusted|pearson|spearman|kendall|fense|date|similarity|silhouette)([_@]\w*)?")
-# pair classification prefixes its metrics with the similarity that produced them
-_PAIR_PREFIXES = ("cosine_", "dot_", "euclidean_", "manhattan_", "similarity_", "max_")
 _SLACK = 1e-6  # results are rounded to 6 places
 
 
 def metric_range(name: str | None) -> tuple[float, float] | None:
-    """The values a metric can take, or None where it is unbounded or unknown (only finiteness is
-    checked then). Thresholds and standard deviations are not scores and have no range here."""
-    if not name:
-        return None
-    n = name.lower()
-    if n.endswith(("_threshold", "_std")) or n.startswith(("n_", "unparsed_")):
-        return None
-    for pattern, bounds in ((_UNIT, (0.0, 1.0)), (_SIGNED, (-1.0, 1.0))):
-        for prefix in ("", *_PAIR_PREFIXES):
-            if n.startswith(prefix) and pattern.fullmatch(n[len(prefix) :]):
-                return bounds
-    return None
+    """The values a metric can take, from its record (maeb.metrics.registry.record_of: accuracy, AP,
+    nDCG ... [0, 1]; AMI, correlations, FENSE [-1, 1]; FD [0, inf)), or None where it is unbounded
+    or has no record (only finiteness is checked then). Thresholds, standard deviations and counts
+    are not scores and have none."""
+    from ..metrics.registry import record_of
+
+    found = record_of(name)
+    return found.range if found is not None else None
 
 
 def _number(value) -> float | None:
@@ -236,6 +225,10 @@ def task_record(extra: dict, task: str, where: str, notes: list[str]) -> TaskInf
     langs = _strings(languages)
     if langs is None:
         bad.append("languages")
+    lower = raw.get("lower_is_better")
+    if lower is not None and not isinstance(lower, bool):
+        bad.append("lower_is_better")
+        lower = None
     texts = {}
     for key in ("main_score", "family"):
         texts[key] = raw.get(key)
@@ -253,6 +246,7 @@ def task_record(extra: dict, task: str, where: str, notes: list[str]) -> TaskInf
         texts["family"],
         texts["main_score"],
         lists["eval_splits"] or (),
+        recorded_lower=lower,
     )
 
 

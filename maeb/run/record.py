@@ -35,6 +35,7 @@ def task_record(spec: TaskSpec) -> dict:
         "domains": list(spec.domains),
         "languages": spec.languages,
         "main_score": spec.main_score,
+        "lower_is_better": tasktypes.get(spec.type).lower_is_better(spec.main_score),  # for boards without the record
         "eval_splits": list(spec.data.eval_splits),
         "family": spec.family,
         "modalities": list(spec.modalities),

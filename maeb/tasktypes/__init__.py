@@ -8,8 +8,9 @@ synthesize, frames, judge; default audio), `params(raw, where)` (the spec's [pro
 `check_columns(spec, table)` and `clip_columns(spec)` (the columns it reads, checked and counted
 before anything is embedded), `check_labels(spec, values, where)` and BLANK_LABELS (its label
 values, checked when loaded), `planned_clips(spec, split, stats)` (what a dry run counts),
-SCORE_SCALE, and the optional `metrics(spec)` (names a main score may take) and
-`lower_is_better(metric)`.
+SCORE_SCALE, the optional `metrics(spec)` (names a main score may take) and `lower_is_better(metric)`
+(default: the metric's record in maeb.metrics.registry, where direction, range and baselines are
+declared once).
 
 Built-in and outside types are written the same way: a TaskType subclass whose `evaluate` takes
 the split tables (`Data`), the split's name, the embedder (`Embeddings`: what an evaluator may use
@@ -405,6 +406,14 @@ class TaskType:
     def check_labels(self, spec: TaskSpec, values: list, where: str) -> None:
         """The type's own checks of a table's label values (blank cells are checked before),
         run when the data is loaded, before any clip is embedded; default none."""
+
+    def lower_is_better(self, metric: str | None) -> bool:
+        """Whether a smaller value of `metric` ranks higher: its record's direction (maeb.metrics.registry,
+        where a metric's direction is declared once); a metric without a record ranks higher first."""
+        from ..metrics.registry import record_of
+
+        found = record_of(metric)
+        return found.lower_is_better if found is not None else False
 
     def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
         """The metrics of one subset's split (data: split name -> table), state.subset naming it."""

@@ -161,12 +161,6 @@ class AudioGeneration(TaskType):
 
         return tuple(KEY_GROUP)
 
-    def lower_is_better(self, metric: str) -> bool:
-        """Whether a smaller value of `metric` is the better one (distances and error rates)."""
-        from ..audiogen.registry import LOWER_IS_BETTER
-
-        return metric in LOWER_IS_BETTER
-
     def needs(self, spec: TaskSpec) -> set[str]:
         """The side of the model the type uses: a text-to-audio system."""
         return {"synthesize"}

@@ -18,7 +18,7 @@ from sklearn.model_selection import KFold
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..metrics import perclass
-from ..metrics.registry import get_metric
+from ..metrics.registry import get_metric, metrics_of
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, confound, control, keep_valid, make_params
 from .probe import Convergence, fitted, linear_probe, probe_of
 
@@ -39,14 +39,12 @@ def undersample(labels, idxs: list[int] | None, per_label: int, seed: int) -> tu
 
 
 def label_metrics(y_true, y_pred) -> dict:
-    """Accuracy and macro/weighted F1, precision and recall of predicted labels (sklearn's, warnings for empty classes silenced;
-    they score 0 as in mteb)."""
+    """Every registered metric of predicted labels (maeb.metrics.registry, inputs "labels": accuracy and macro/weighted F1,
+    precision and recall built in, and any declared beside them, reported without editing a list), then AP on binary labels
+    (sklearn's, warnings for empty classes silenced; they score 0 as in mteb)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        scores = {
-            name: get_metric(name)(y_true, y_pred)
-            for name in ("accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted")
-        }
+        scores = {m.name: m(y_true, y_pred) for m in metrics_of("labels")}
         scores["ap"] = scores["ap_weighted"] = None  # mteb writes null unless the labels are binary
         if len(np.unique(y_true)) == 2:
             scores["ap"], scores["ap_weighted"] = binary_ap(y_true, y_pred)
@@ -138,18 +136,10 @@ def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> Non
         emb.warn(f"task {emb.context}: " + "; ".join(parts))
 
 
-# the label metrics a single-label result holds (classification and zero-shot write the same set)
-LABEL_METRICS = (
-    "accuracy",
-    "f1",
-    "f1_weighted",
-    "precision",
-    "precision_weighted",
-    "recall",
-    "recall_weighted",
-    "ap",
-    "ap_weighted",
-)
+def label_metric_names() -> tuple[str, ...]:
+    """The label metrics a single-label result holds (classification and zero-shot write the same set): the
+    registered metrics of predicted labels, then AP."""
+    return (*(m.name for m in metrics_of("labels")), "ap", "ap_weighted")
 
 
 class Classification(TaskType):
@@ -183,7 +173,7 @@ class Classification(TaskType):
 
     def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
         """The metric names a classification result holds."""
-        return LABEL_METRICS
+        return label_metric_names()
 
     def planned_clips(self, spec: TaskSpec, split: str, stats: dict) -> tuple[int, float]:
         """(clips, hours) a run embeds of a split: of a separate train split only the few-shot draws."""

@@ -20,7 +20,7 @@ from sklearn.cluster import MiniBatchKMeans
 from ..core.errors import DataError, SpecError
 from ..core.taskspec import TaskSpec
 from ..metrics import ties
-from ..metrics.registry import get_metric
+from ..metrics.registry import metrics_of
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
 
 RECORDED = {"n_bootstrap": "n_clusters"}  # the name spec.protocol and result files keep
@@ -28,7 +28,7 @@ RECORDED = {"n_bootstrap": "n_clusters"}  # the name spec.protocol and result fi
 
 def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
     """V-measure and AMI per label level, as mean and standard deviation over the bootstrap fits (see the module docstring)."""
-    metrics = {name: get_metric(name) for name in ("v_measure", "ami")}
+    metrics = {m.name: m for m in metrics_of("clusters")}  # every registered clustering metric: v_measure, ami, any declared
     depth = max(map(len, labels))
     if p["max_depth"] is not None:
         depth = min(depth, p["max_depth"])
@@ -98,7 +98,7 @@ class Clustering(TaskType):
 
     def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
         """The metric names a clustering result holds."""
-        return ("v_measure", "v_measure_std", "ami", "ami_std")
+        return tuple(n for m in metrics_of("clusters") for n in (m.name, f"{m.name}_std"))
 
     def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
         """Score split `split`: embed every clip, then fit and score the bootstrap clusterings."""

@@ -22,7 +22,7 @@ from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..data.sampling import iterative_stratified_subset
 from ..metrics import perclass
-from ..metrics.registry import get_metric
+from ..metrics.registry import get_metric, metrics_of
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, control, keep_valid
 from .probe import Convergence, fitted, linear_probe, probe_of
 
@@ -79,6 +79,8 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb", labels=())
             "f1": float(get_metric("f1")(y_test, pred)),
             "hamming": get_metric("hamming")(y_test, pred),
         }
+        for kind, given in (("label_scores", proba), ("label_matrix", pred)):  # any other registered metric: no list to edit
+            scores.update({m.name: float(m(y_test, given)) for m in metrics_of(kind) if m.name not in scores})
         return scores, perclass.multilabel(y_test, pred, proba, labels)
 
 
@@ -99,7 +101,8 @@ class MultilabelClassification(TaskType):
 
     def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
         """The metric names a multilabel result holds."""
-        return ("accuracy", "lrap", "f1", "hamming")
+        extra = [m.name for kind in ("label_scores", "label_matrix") for m in metrics_of(kind)]
+        return tuple(dict.fromkeys(["accuracy", "lrap", "f1", "hamming", *extra]))
 
     def splits(self, spec: TaskSpec) -> list[str]:
         """The splits to load: the eval splits and the train split."""

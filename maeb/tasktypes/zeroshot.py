@@ -14,7 +14,7 @@ from ..core.taskspec import TaskSpec
 from ..metrics import perclass, ties
 from ..metrics.similarity import similarity_matrix
 from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
-from .classification import LABEL_METRICS, binary_ap, label_metrics
+from .classification import binary_ap, label_metric_names, label_metrics
 
 
 def candidates(labels: list, p: dict) -> tuple[list, list[str]]:
@@ -57,7 +57,7 @@ class ZeroshotClassification(TaskType):
 
     def metrics(self, spec: TaskSpec) -> tuple[str, ...]:
         """The metric names a zero-shot result holds."""
-        return LABEL_METRICS
+        return label_metric_names()
 
     def needs(self, spec: TaskSpec) -> set[str]:
         """The sides of the model the type uses: audio and text."""
