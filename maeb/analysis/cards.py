@@ -120,3 +120,30 @@ def provenance(board: Board, model: str, task: str) -> str:
     date = f", {s.date[:10]}" if s.date else ""
     version = f", mteb {s.mteb_version}" if s.mteb_version else ""
     return f"{kind} {where}{date}{version}"
+
+
+def shuffled_controls(board: Board) -> dict[tuple[str, str], float]:
+    """(model, task) -> that model's label-shuffled control on the task (maeb.tasktypes.control), as the
+    board scores the task: the mean over the splits and subsets of the cell, each read from its own
+    result file. A control is a fact of one model's run (its embeddings, probed with permuted labels),
+    not of the task: two models on one task have two controls, and neither stands for the task."""
+    out: dict[tuple[str, str], float] = {}
+    records: dict[str, dict | None] = {}
+    for key, scores in sorted(board.cells.items()):
+        values = []
+        for s in scores:
+            if not s.source.endswith(".json"):
+                break  # a published CSV records no control
+            if s.source not in records:
+                try:
+                    records[s.source] = json.loads(Path(s.source).read_text(encoding="utf-8"))["maeb"]["baselines"]
+                except (OSError, ValueError, KeyError, TypeError):
+                    records[s.source] = None  # no baselines recorded: the run did not ask for the control
+            try:
+                values.append(float(records[s.source][s.split][s.subset]["shuffled"]))  # type: ignore[index]
+            except (KeyError, TypeError, ValueError):
+                break  # a split or subset without the control: no mean over the cell
+        else:
+            if values:
+                out[key] = sum(values) / len(values)
+    return out

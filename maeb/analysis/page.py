@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .cards import Card, cards, provenance
+from .cards import Card, cards, provenance, shuffled_controls
 from .leaderboard import Board
 from .report import (
     FLAT_MARK,
@@ -29,6 +29,7 @@ from .report import (
     _fragile_span,
     _leak_note,
     _leak_span,
+    _shuffled_text,
     _task_pct,
     _tasks_table,
     _tie_note,
@@ -140,6 +141,7 @@ def _mean_cell(row, value: float | None, names: list[str], attrs: str = "") -> s
 
 def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], show_tasks: bool, base: dict, flat: dict) -> str:
     u = board.uncertainty
+    shuffled = shuffled_controls(board)
     type_tasks = {ty: [t.name for t in board.tasks if t.type == ty] for ty in board.types}
     head = ['<th class="rank" title="Borda rank: see Ranks below">Rank</th>', '<th class="model">Model</th>']
     if u is not None:
@@ -188,6 +190,8 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         for t in board.tasks:
             v = r.tasks.get(t.name)
             where = f"{r.model} on {t.name}: {_task_pct(board, r, t.name) or 'no complete result'}; {provenance(board, r.model, t.name)}"
+            if (r.model, t.name) in shuffled:  # the model's own control on the task
+                where += f"; its label-shuffled control: {pct(shuffled[(r.model, t.name)])}"
             marks = _leak_span(r, t.name) + _tie_span(r, t.name) + _fragile_span(r, t.name)
             text = html.escape(pct(v)) + marks if v is not None else "–"
             cells.append(
@@ -302,9 +306,15 @@ def _figures(board: Board, model_cards: dict[str, Card], results: Iterable[Path]
 
 def _page_data(board: Board, model_cards: dict[str, Card]) -> dict:
     """What the model card dialog shows: each card, and each model's per-task scores, intervals and provenance."""
+    shuffled = shuffled_controls(board)  # each model's own control, beside its own score
     scores = {
         r.model: [
-            [t.name, t.type, (_task_pct(board, r, t.name) or "–") + _fragile(r, t.name), provenance(board, r.model, t.name)]
+            [
+                t.name,
+                t.type,
+                (_task_pct(board, r, t.name) or "–") + _fragile(r, t.name) + _shuffled_text(shuffled, r.model, t.name),
+                provenance(board, r.model, t.name),
+            ]
             for t in board.tasks
         ]
         for r in board.rows
