@@ -4,10 +4,16 @@ beside its own model's score, and no task-level Shuffled row or column stands fo
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
-from maeb.analysis.leaderboard import Board, Row, Score, TaskInfo
+import pytest
+
+from maeb.analysis.leaderboard import Board, Row, Score, TaskInfo, load_board
 from maeb.analysis.page import to_html
 from maeb.analysis.report import to_json, to_markdown_by_task
 
@@ -49,3 +55,52 @@ def test_each_model_shows_its_own_shuffled_control_and_no_task_row(tmp_path):
     assert cards["scores"]["maeb/mfcc-stats"][0][2] == "40.0 (shuffled 14.6)"
     assert cards["scores"]["o/none"][0][2] == "30.0"
     assert "its label-shuffled control: 18.7" in page and "its label-shuffled control: 14.6" in page
+
+
+# -- the explorer in a browser -----------------------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+LITE = ROOT / "results" / "maeb-lite"
+PUBLISHED = Path("/work/shared/reference/mteb_results/main_scores.csv")
+for _up in ROOT.parents:  # ../shared/reference beside the checkout, read in place, never copied
+    if (_up / "shared" / "reference" / "mteb_results" / "main_scores.csv").exists():
+        PUBLISHED = _up / "shared" / "reference" / "mteb_results" / "main_scores.csv"
+        break
+needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+needs_published = pytest.mark.skipif(not PUBLISHED.exists(), reason="the published results of ../shared/reference are absent")
+
+# errors the page logs, collected before its own script runs
+_CATCH = """<script>window.__errors = [];
+window.addEventListener('error', function (e) { window.__errors.push('error: ' + e.message); });
+</script>"""
+
+
+def in_chromium(page: str, probe: str, tmp_path: Path, width: int = 1200) -> dict:
+    """Run `probe` (JavaScript whose last statement assigns the object `out`) after the page's own script in
+    headless Chromium, `width` px wide, and return `out` (with the page's errors as out.errors)."""
+    script = (
+        "<script>(function () { var out = {}; try {\n" + probe + "\n} catch (e) { window.__errors.push('probe: ' + e.message"
+        " + ' ' + e.stack); }\n out.errors = window.__errors; var pre = document.createElement('pre'); pre.id = 'probe';"
+        " pre.textContent = JSON.stringify(out); document.body.appendChild(pre); })();</script>"
+    )
+    text = page.replace("<head>", "<head>" + _CATCH, 1).replace("</body>", script + "</body>", 1)
+    path = tmp_path / f"probe-{abs(hash(probe)) % 10**8}-{width}.html"
+    path.write_text(text, encoding="utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+    flags += ["--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(
+        ["chromium", *flags, f"--window-size={width},1000", "--dump-dom", path.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    ).stdout
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def page_of(results: Path, benchmark: str | None, monkeypatch) -> tuple[Board, str]:
+    from maeb.analysis import page as page_module
+
+    monkeypatch.setattr(page_module, "_figures", lambda *args: "<p>figures left out</p>")  # this test reads the board
+    board, _ = load_board([results], benchmark)
+    return board, to_html(board)

@@ -106,6 +106,19 @@ def cards(board: Board) -> dict[str, Card]:
     return out
 
 
+def _file_date(source: str) -> str:
+    """For a score whose file records no date (a published main_scores.csv, mteb's own result files): the
+    day the file was last written, said to be that, or that no date is known."""
+    import datetime as dt
+
+    try:
+        stamp = Path(source).stat().st_mtime
+    except (OSError, ValueError):
+        return ", undated (the file records no date)"
+    day = dt.datetime.fromtimestamp(stamp, dt.UTC).date().isoformat()
+    return f", undated in the file, file written {day}"
+
+
 def provenance(board: Board, model: str, task: str) -> str:
     """Where a cell's score comes from, one line: a maeb run's result file or a published file, and its date."""
     scores = board.cells.get((model, task), [])
@@ -117,7 +130,7 @@ def provenance(board: Board, model: str, task: str) -> str:
     else:  # maeb writes no mteb_version into its own result files; mteb does
         kind = "mteb result file" if s.mteb_version else "maeb run"
     where = Path(s.source).name if s.source else "unknown file"
-    date = f", {s.date[:10]}" if s.date else ""
+    date = f", {s.date[:10]}" if s.date else _file_date(s.source)
     version = f", mteb {s.mteb_version}" if s.mteb_version else ""
     return f"{kind} {where}{date}{version}"
 
