@@ -104,3 +104,85 @@ def page_of(results: Path, benchmark: str | None, monkeypatch) -> tuple[Board, s
     monkeypatch.setattr(page_module, "_figures", lambda *args: "<p>figures left out</p>")  # this test reads the board
     board, _ = load_board([results], benchmark)
     return board, to_html(board)
+
+
+def chosen(board: Board, pick: dict[str, list[str]]) -> list[str]:
+    """The tasks a selection chooses, written here independently of the page: a task is kept when it is in the
+    benchmark and matches every named facet (any of a facet's values)."""
+    from maeb.spec import catalog
+
+    bench = set(catalog.find_benchmark(pick["bench"][0]).tasks) if pick.get("bench") else None
+    keep = []
+    for t in board.tasks:
+        facets = {"type": [t.type], "domain": list(t.domains), "lang": list(t.languages), "group": [t.group], "task": [t.name]}
+        if bench is not None and t.name not in bench:
+            continue
+        if all(not pick.get(k) or set(pick[k]) & set(v) for k, v in facets.items()):
+            keep.append(t.name)
+    return keep
+
+
+def hash_of(pick: dict[str, list[str]], rule: str) -> str:
+    from urllib.parse import urlencode
+
+    return "#" + urlencode([(k, v) for k, vs in pick.items() for v in vs] + [("rule", rule)])
+
+
+PUBLISHED_PICKS = [  # each task facet in at least one selection; the issue's MAEB(audio-only) on the MAEB board first
+    {"bench": ["MAEB(audio-only)"]},
+    {"type": ["AudioClassification", "AudioClustering"]},
+    {"domain": ["speech"], "group": ["cross-modal"]},
+    {"lang": ["deu-Latn"]},
+    {"task": ["ClothoT2ARetrieval", "JamAltArtistA2ARetrieval", "FleursT2ARetrieval"]},
+]
+LITE_PICKS = [{"domain": ["music"]}, {"type": ["AudioReranking", "AudioClustering"], "domain": ["speech", "environmental"]}]
+
+
+def check_equal(results: Path, benchmark: str, picks: list[dict], tmp_path: Path, monkeypatch) -> int:
+    """The page's ranks, points and means on each selection and both rules equal maeb.analysis.leaderboard's
+    load_board(tasks=the chosen, borda=rule) (aggregate() over the same scores); returns the comparisons made."""
+    board, page = page_of(results, benchmark, monkeypatch)
+    cases = [(p, rule) for p in picks for rule in ("mteb", "paper")]
+    probe = "out.got = [];\n" + "".join(
+        f"window.maebView.load({json.dumps(hash_of(p, rule))}); out.got.push(window.maebView.state());\n" for p, rule in cases
+    )
+    got = in_chromium(page, probe, tmp_path)
+    assert got["errors"] == [], got["errors"]
+    compared = 0
+    for (pick, rule), view in zip(cases, got["got"]):
+        names = chosen(board, pick)
+        where = f"{benchmark} {pick} {rule}"
+        assert names and view["names"] == names and view["rule"] == rule, (where, view["names"], names)
+        expected, _ = load_board([results], benchmark, tasks=names, borda=rule)
+        rows = view["result"]["rows"]
+        assert [r["model"] for r in rows] == [r.model for r in expected.rows], where  # the same rows in the same order
+        for js, py in zip(rows, expected.rows):
+            at = f"{where} {py.model}"
+            assert (js["rank"], js["n_tasks"]) == (py.rank, py.n_tasks), at
+            assert js["points"] == pytest.approx(py.points, abs=1e-9), at
+            for key in ("mean_task", "mean_tasktype"):
+                want = getattr(py, key)
+                assert (js[key] is None) == (want is None) and (want is None or js[key] == pytest.approx(want, abs=1e-12)), (
+                    at,
+                    key,
+                )
+            assert set(js["types"]) == set(py.types), at
+            for ty, want in py.types.items():
+                assert (js["types"][ty] is None) == (want is None), (at, ty)
+                assert want is None or js["types"][ty] == pytest.approx(want, abs=1e-12), (at, ty)
+            compared += 1
+        assert len(rows) >= 2, where  # a selection that ranks something
+    return compared
+
+
+@needs_chromium
+@needs_published
+def test_published_board_recomputes_every_selection_as_python_does(tmp_path, monkeypatch):
+    """Issue 44: MAEB(audio-only) on the MAEB board kept MAEB's 30-task ranks; now each selection (benchmark, task
+    types, domains with a task modality, a language, single tasks), under both Borda rules, equals Python's."""
+    assert check_equal(PUBLISHED, "MAEB", PUBLISHED_PICKS, tmp_path, monkeypatch) >= 5 * 2 * 10
+
+
+@needs_chromium
+def test_lite_board_recomputes_selections_as_python_does(tmp_path, monkeypatch):
+    assert check_equal(LITE, "MAEB-lite", LITE_PICKS, tmp_path, monkeypatch) >= 2 * 2 * 3

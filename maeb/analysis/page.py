@@ -737,7 +737,9 @@ _SCRIPT = r"""
   });
   $('card-close').addEventListener('click', function () { dialog.close(); });
   dialog.addEventListener('close', function () { if (opener) opener.focus(); });
-  window.maebView = {compute: compute, selection: selection, csv: csv, apply: apply, state: function () { return last; }};
+  // for readers' scripts and the tests: load(hash) shows the view a shared link names
+  window.maebView = {compute: compute, selection: selection, csv: csv, apply: apply, state: function () { return last; },
+    load: function (hash) { history.replaceState(null, '', hash || location.pathname + location.search); fromHash(); }};
   fromHash();
   document.body.dataset.ready = 'yes';
 })();
