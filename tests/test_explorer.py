@@ -186,3 +186,149 @@ def test_published_board_recomputes_every_selection_as_python_does(tmp_path, mon
 @needs_chromium
 def test_lite_board_recomputes_selections_as_python_does(tmp_path, monkeypatch):
     assert check_equal(LITE, "MAEB-lite", LITE_PICKS, tmp_path, monkeypatch) >= 2 * 2 * 3
+
+
+# every row filter, the keyboard, a tap, the sort state, the no-match line, the CSV, the shared link, the cite box
+_UI = r"""
+var v = window.maebView, $ = function (id) { return document.getElementById(id); };
+var body = document.querySelector('#leaderboard tbody');
+function shown() { return Array.from(body.rows).filter(function (r) { return !r.hidden; }).map(function (r) { return r.dataset.model; }); }
+function choose(id, value) { var el = $(id); el.value = value; el.dispatchEvent(new Event('input')); }
+out.filters = {};
+['f-size', 'f-modality', 'f-license', 'f-open'].forEach(function (id) {
+  out.filters[id] = {};
+  Array.from($(id).options).slice(1).forEach(function (o) { choose(id, o.value); out.filters[id][o.value] = shown(); });
+  choose(id, '');
+});
+choose('f-model', body.rows[1].dataset.model); out.model = shown(); choose('f-model', '');
+choose('f-search', 'zz-no-such-model'); out.nomatch = $('nomatch').hidden ? '' : $('nomatch').textContent; out.afterNone = shown().length;
+choose('f-search', '');
+out.nomatchAfter = $('nomatch').hidden;
+// the keyboard: every header and row is reached by Tab; Enter sorts a header and opens a row's card
+var heads = Array.from(document.querySelectorAll('#leaderboard thead th'));
+out.tabbable = heads.every(function (th) { return th.tabIndex === 0; }) && Array.from(body.rows).every(function (r) { return r.tabIndex === 0; });
+var meanHead = document.querySelector('#leaderboard thead th.mtask');
+meanHead.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+out.sort1 = meanHead.getAttribute('aria-sort');
+out.firstMeans = shown().slice(0, 3).map(function (m) { return body.querySelector('tr[data-model="' + CSS.escape(m) + '"] td.mtask').dataset.v; });
+out.sortHash = location.hash;
+meanHead.click(); out.sort2 = meanHead.getAttribute('aria-sort');
+out.others = heads.filter(function (th) { return th !== meanHead && th.getAttribute('aria-sort') !== 'none'; }).length;
+var rankHead = document.querySelector('#leaderboard thead th.rank'); rankHead.click(); out.rankSort = rankHead.getAttribute('aria-sort');
+var row = body.rows[0]; row.focus();
+row.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+out.cardByKey = $('card').open; out.cardModel = $('card-body').querySelector('h2').textContent; out.rowModel = row.dataset.model;
+out.focusInCard = document.activeElement === $('card-close');
+$('card-close').click(); out.focusBack = document.activeElement === row;
+// a tap on a blank shows its reason (not the card); a tap on a header shows the task's description
+var blank = body.querySelector('abbr.blank');
+if (blank) { blank.click(); out.blankTap = $('info').textContent === blank.title && !$('card').open; out.blankTitle = blank.title; }
+var taskHead = document.querySelector('#leaderboard thead th.task');
+choose('f-view', 'both'); taskHead.click(); out.headTap = $('info').textContent; out.headTitle = taskHead.title;
+var cell = body.rows[0].querySelector('td.task'); cell.click(); out.cellTap = $('info').textContent === cell.title; $('card-close').click();
+out.taskSortHash = location.hash; v.load(''); v.load(out.taskSortHash); out.taskSortKept = taskHead.getAttribute('aria-sort');
+v.load('');
+// the selection in the URL, the CSV of the view, the cite box
+var box = $('f-type').querySelector('input'); box.checked = true; box.dispatchEvent(new Event('input', {bubbles: true}));
+out.typeHash = location.hash; out.share = $('share').getAttribute('href');
+out.csv = v.csv(); out.visible = shown().length;
+out.cite = $('cite-text').textContent; out.href = location.href;
+out.shownHeads = heads.filter(function (th) { return !th.hidden; }).length;
+v.load(''); out.cleared = v.state().names.length; out.clearedHash = location.hash;
+v.load(out.typeHash); out.reloaded = v.state().names;
+out.rule = $('rule').textContent;
+out.foot = Array.from(document.querySelectorAll('#leaderboard tfoot tr')).map(function (r) { return r.textContent; });
+"""
+
+
+@needs_chromium
+@needs_published
+def test_every_filter_keyboard_tap_sort_csv_link_and_cite(tmp_path, monkeypatch):
+    from maeb.analysis.cards import cards
+    from maeb.analysis.page import SIZES, _size
+
+    board, page = page_of(PUBLISHED, "MAEB", monkeypatch)
+    got = in_chromium(page, _UI, tmp_path)
+    assert got["errors"] == [], got["errors"]
+    facts = cards(board)
+    order = [r.model for r in board.rows]
+
+    def models(keep) -> list[str]:
+        return [m for m in order if keep(facts[m])]
+
+    sizes = got["filters"]["f-size"]  # the bucket names hold spaces: 'under 100M' showed 0 of 21 models
+    for _, name in SIZES:
+        assert sizes[name] == models(lambda c, name=name: _size(c.n_parameters) == name), name
+    assert sizes["under 100M"] and sizes["1B and over"]
+    for value, rows in got["filters"]["f-modality"].items():
+        assert rows == models(lambda c, value=value: value in (c.modalities or ["unknown"])) and rows, value
+    for value, rows in got["filters"]["f-license"].items():
+        assert rows == models(lambda c, value=value: (c.license or "unknown") == value) and rows, value
+    want = {True: "yes", False: "no", None: "unknown"}
+    for value, rows in got["filters"]["f-open"].items():
+        assert rows == models(lambda c, value=value: want[c.open_weights] == value), value
+    assert got["model"] == [order[1]]
+    assert got["afterNone"] == 0 and got["nomatch"].startswith("No model matches") and got["nomatchAfter"]
+    assert got["tabbable"]
+    means = [float(v) for v in got["firstMeans"]]
+    assert got["sort1"] == "descending" and means == sorted(means, reverse=True)  # first sort: best first
+    assert "sort=mtask%3Adesc" in got["sortHash"]
+    assert got["sort2"] == "ascending" and got["others"] == 0 and got["rankSort"] == "ascending"
+    assert got["cardByKey"] and got["cardModel"] == got["rowModel"] and got["focusInCard"] and got["focusBack"]
+    assert got["blankTap"] and "lacks" in got["blankTitle"]
+    assert got["headTap"].endswith(got["headTitle"]) and got["cellTap"]
+    assert got["taskSortKept"] == "descending"  # a task's sort key holds ':' and survives the link
+    first_type = board.types[0]
+    assert got["typeHash"] == f"#type={first_type}" and got["share"] == got["typeHash"]
+    lines = got["csv"].strip().split("\n")
+    assert len(lines) == got["visible"] + 1 and len(lines[0].split(",")) == got["shownHeads"]
+    assert lines[0].startswith("Rank,Model,Mean (Task),Mean (TaskType),Tasks,")
+    assert "Borda rule mteb" in got["cite"] and got["href"] in got["cite"] and "MAEB leaderboard" in got["cite"]
+    n_type = sum(t.type == first_type for t in board.tasks)
+    assert got["cleared"] == len(board.tasks) and got["clearedHash"] == ""
+    assert len(got["reloaded"]) == n_type and f"over the {n_type} chosen tasks of {len(board.tasks)}" in got["rule"]
+    assert "mteb's rule" in got["rule"]
+    assert len(got["foot"]) == 1 and "published scores (a main_scores.csv) record no chance" in got["foot"][0]
+
+
+# the card on a phone: no word is broken inside itself ('LiteSpokenDigit s'), published cells carry a date
+_CARD = r"""
+var rows = document.querySelectorAll('#leaderboard tbody tr'), broken = [];
+[0, rows.length - 1].forEach(function (i) {
+  rows[i].querySelector('td.model').click();
+  document.querySelectorAll('#card-body td, #card-body dd').forEach(function (td) {
+    td.childNodes.forEach(function (n) {  // the pieces between <wbr>: a piece on two lines was broken inside a word
+      if (n.nodeType !== 3) return;
+      var range = document.createRange(), text = n.textContent, at = 0;
+      text.split(/(\s+)/).forEach(function (word) {
+        if (word.trim()) {
+          range.setStart(n, at); range.setEnd(n, at + word.length);
+          var lines = new Set(Array.from(range.getClientRects()).map(function (r) { return Math.round(r.top); }));
+          if (lines.size > 1) broken.push(word);
+        }
+        at += word.length;
+      });
+    });
+  });
+  out.from = Array.from(document.querySelectorAll('#card-body tbody tr')).map(function (tr) { return tr.cells[3].textContent; });
+  document.getElementById('card-close').click();
+});
+out.broken = broken;
+out.width = document.documentElement.clientWidth;
+"""
+
+
+@needs_chromium
+@needs_published
+@pytest.mark.parametrize("board_of", ["lite", "published"])
+def test_card_breaks_no_word_on_a_phone_and_dates_every_cell(board_of, tmp_path, monkeypatch):
+    results, bench = (LITE, "MAEB-lite") if board_of == "lite" else (PUBLISHED, "MAEB")
+    board, page = page_of(results, bench, monkeypatch)
+    # headless Chromium's window is at least 500 px wide: the page's body is held to a phone's 390 px instead
+    got = in_chromium(page.replace("<body>", '<body style="width:390px">', 1), _CARD, tmp_path, width=500)
+    assert got["errors"] == [] and got["broken"] == [], (got["errors"], got["broken"][:10])
+    assert got["from"] and all(re.search(r"\d{4}-\d{2}-\d{2}", f) for f in got["from"] if f != "no result"), got["from"][:5]
+    if board_of == "published":
+        assert all("undated in the file, file written" in f for f in got["from"] if f != "no result")
+    else:
+        assert page.count('<tr class="reference">') == 2  # the chance and majority rows

@@ -106,6 +106,14 @@ def cards(board: Board) -> dict[str, Card]:
     return out
 
 
+def csv_source(source: str) -> tuple[str, str]:
+    """A score read from a CSV names its file and line ('main_scores.csv:12'): (the file, the line), else ('', '')."""
+    import re
+
+    found = re.fullmatch(r"(.*\.csv)(?::(\d+))?", source)
+    return (found.group(1), found.group(2) or "") if found else ("", "")
+
+
 def _file_date(source: str) -> str:
     """For a score whose file records no date (a published main_scores.csv, mteb's own result files): the
     day the file was last written, said to be that, or that no date is known."""
@@ -125,12 +133,13 @@ def provenance(board: Board, model: str, task: str) -> str:
     if not scores:
         return "no result"
     s = scores[0]
-    if s.source.endswith(".csv"):
+    path, row = csv_source(s.source)
+    if path:
         kind = "published results"
     else:  # maeb writes no mteb_version into its own result files; mteb does
         kind = "mteb result file" if s.mteb_version else "maeb run"
-    where = Path(s.source).name if s.source else "unknown file"
-    date = f", {s.date[:10]}" if s.date else _file_date(s.source)
+    where = (Path(path or s.source).name + (f" row {row}" if row else "")) if s.source else "unknown file"
+    date = f", {s.date[:10]}" if s.date else _file_date(path or s.source)
     version = f", mteb {s.mteb_version}" if s.mteb_version else ""
     return f"{kind} {where}{date}{version}"
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .cards import Card, cards, provenance, shuffled_controls
+from .cards import Card, cards, csv_source, provenance, shuffled_controls
 from .leaderboard import Board
 from .report import (
     FLAT_MARK,
@@ -283,7 +283,7 @@ def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], 
 def _no_chance_reason(board: Board) -> str:
     """Why a board has no chance row: what its results are, and what would record the levels."""
     sources = [s.source for scores in board.cells.values() for s in scores]
-    if sources and all(src.endswith(".csv") for src in sources):
+    if sources and all(csv_source(src)[0] for src in sources):
         return (
             "the published scores (a main_scores.csv) record no chance or majority levels; "
             "maeb run writes them (maeb.baselines) into each result file it writes"
@@ -636,9 +636,9 @@ _SCRIPT = r"""
       var vs = p.getAll(f);
       $('f-' + f).querySelectorAll('input').forEach(function (i) { i.checked = vs.indexOf(i.value) >= 0; });
     });
-    var s = (p.get('sort') || '').split(':');
-    sort = s.length === 2 && (s[1] === 'asc' || s[1] === 'desc') && Array.from(headRow.cells).some(function (th) { return keyOf(th) === s[0]; })
-      ? {key: s[0], dir: s[1]} : null;
+    var s = p.get('sort') || '', cut = s.lastIndexOf(':'), key = s.slice(0, cut), dir = s.slice(cut + 1);  // a task key holds ':'
+    sort = cut > 0 && (dir === 'asc' || dir === 'desc') && Array.from(headRow.cells).some(function (th) { return keyOf(th) === key; })
+      ? {key: key, dir: dir} : null;
     apply(true);
   }
   window.addEventListener('hashchange', fromHash);
