@@ -296,7 +296,7 @@ _CARD = r"""
 var rows = document.querySelectorAll('#leaderboard tbody tr'), broken = [];
 [0, rows.length - 1].forEach(function (i) {
   rows[i].querySelector('td.model').click();
-  document.querySelectorAll('#card-body td, #card-body dd').forEach(function (td) {
+  document.querySelectorAll('#card-body td').forEach(function (td) {  // the task rows (a fact's hash may break)
     td.childNodes.forEach(function (n) {  // the pieces between <wbr>: a piece on two lines was broken inside a word
       if (n.nodeType !== 3) return;
       var range = document.createRange(), text = n.textContent, at = 0;

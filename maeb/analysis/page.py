@@ -77,14 +77,22 @@ _CSS = (
     "dialog td, dialog th { white-space: normal; overflow-wrap: anywhere; text-align: left; }",
     "@media (max-width: 600px) { dialog td:nth-child(2), dialog th:nth-child(2) { display: none; } }",  # type: room for names
     "dl.card { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; font-size: 13px; }",
-    "dl.card dd { margin: 0; overflow-wrap: break-word; }",
+    # a fact is one token (a revision hash, a URL): it may break anywhere rather than widen the card
+    "dl.card { grid-template-columns: auto minmax(0, 1fr); } dl.card dd { margin: 0; overflow-wrap: anywhere; }",
     # the card breaks names where the script put <wbr> (camel case, / _ - .), never inside a word
     "dialog td, dialog th { overflow-wrap: break-word; word-break: normal; }",
+    # fixed columns: a cell wraps at its <wbr> within its column, and breaks a piece only if it alone is wider
+    "dialog table { table-layout: fixed; } dialog th:nth-child(1) { width: 32%; } dialog th:nth-child(2) { width: 18%; }"
+    " dialog th:nth-child(3) { width: 20%; }",
     ".filters .what { flex-basis: 100%; font-weight: bold; }",
     "details.pick { position: relative; } details.pick summary { cursor: pointer; padding: 2px 0; }",
     "details.pick .opts { position: absolute; z-index: 5; background: #fff; border: 1px solid #999; padding: 4px 8px;"
     " max-height: 50vh; overflow: auto; max-width: min(22rem, 80vw); }",
     "details.pick .opts label { flex-direction: row; gap: 4px; white-space: nowrap; }",
+    # a closed panel takes no room; on a phone an open one sits in the flow, never past the window's edge
+    "details.pick:not([open]) .opts { display: none; }",
+    "@media (max-width: 600px) { details.pick .opts { position: static; max-width: 100%; }"
+    " details.pick .opts label { white-space: normal; overflow-wrap: anywhere; } }",
     ".actions { display: flex; gap: 8px; align-items: end; flex-wrap: wrap; }",
     "thead th[aria-sort=ascending]::after { content: ' \\25B2'; } thead th[aria-sort=descending]::after { content: ' \\25BC'; }",
     "thead th:focus, tbody tr:focus, abbr.blank:focus { outline: 2px solid #14c; outline-offset: -2px; }",
@@ -583,7 +591,7 @@ _SCRIPT = r"""
     last = {names: names, rule: rule, result: res};
     var hash = toHash();
     $('share').href = hash || '#';
-    if (!fromHash && location.hash !== hash) history.replaceState(null, '', hash || location.pathname + location.search);
+    if (!fromHash && location.hash !== hash) setUrl(hash);
     cite();
   }
   function sortBy(key, dir) {
@@ -625,8 +633,8 @@ _SCRIPT = r"""
     var s = p.toString();
     return s ? '#' + s : '';
   }
-  function fromHash() {
-    var p = new URLSearchParams(location.hash.replace(/^#/, ''));
+  function fromHash(given) {  // the view a link names: `given` (load's), else the page's own #...
+    var p = new URLSearchParams((typeof given === 'string' ? given : location.hash).replace(/^#/, ''));
     FIELDS.forEach(function (f) {
       var el = $('f-' + f), v = p.has(f) ? p.get(f) : defaults[f];
       if (el.tagName === 'SELECT' && !Array.from(el.options).some(function (o) { return o.value === v; })) v = defaults[f];
@@ -642,7 +650,10 @@ _SCRIPT = r"""
     apply(true);
   }
   window.addEventListener('hashchange', fromHash);
-  $('reset').addEventListener('click', function () { history.replaceState(null, '', location.pathname + location.search); fromHash(); });
+  function setUrl(hash) {  // an embedded page (srcdoc, a sandbox) may not change its URL: the view still works
+    try { history.replaceState(null, '', hash || location.pathname + location.search); } catch (e) { /* no shared link there */ }
+  }
+  $('reset').addEventListener('click', function () { setUrl(''); fromHash(); });
   document.querySelectorAll('#filters select, #filters input, #row-filters select, #row-filters input').forEach(function (el) {
     el.addEventListener('input', function () { apply(); });
   });
@@ -686,9 +697,10 @@ _SCRIPT = r"""
   // -- the model card
   var dialog = $('card'), opener = null;
   function el(tag, text) { var e = document.createElement(tag); e.textContent = text; return e; }
-  function breakable(text) {  // break points at a small letter's capital and after / _ - . : never inside a word
+  function breakable(text) {  // break points before a capital or digit after a small letter, before the word of an acronym run
+    // (Sound8KT2A|Retrieval), and after / _ - . : never inside a word
     var frag = document.createDocumentFragment();
-    String(text).split(/(?<=[a-z])(?=[A-Z])|(?<=[\/_.\-])/).forEach(function (part, i) {
+    String(text).split(/(?<=[a-z])(?=[A-Z0-9])|(?<=[A-Z0-9])(?=[A-Z][a-z])|(?<=[\/_.\-])/).forEach(function (part, i) {
       if (i) frag.appendChild(document.createElement('wbr'));
       frag.appendChild(document.createTextNode(part));
     });
@@ -739,7 +751,7 @@ _SCRIPT = r"""
   dialog.addEventListener('close', function () { if (opener) opener.focus(); });
   // for readers' scripts and the tests: load(hash) shows the view a shared link names
   window.maebView = {compute: compute, selection: selection, csv: csv, apply: apply, state: function () { return last; },
-    load: function (hash) { history.replaceState(null, '', hash || location.pathname + location.search); fromHash(); }};
+    load: function (hash) { setUrl(hash); fromHash(hash || ''); }};
   fromHash();
   document.body.dataset.ready = 'yes';
 })();
