@@ -83,7 +83,8 @@ def test_page_tells_a_first_reader_what_each_part_is(tmp_path, monkeypatch):
     b.rows[1].tasks["Good"] = None
     text = to_html(b, "columns")
     assert '<span class="scale"' in text and "Cell shade: score" in text
-    assert 'title="o/a on Top: 94.4; maeb run Top.json"' in text  # provenance: a maeb run's result file
+    # provenance: a maeb run's result file; this one records no date, so the day it was written
+    assert 'title="o/a on Top: 94.4; maeb run Top.json, undated in the file, file written 20' in text
     assert 'title="Top (AudioClassification; domains: none recorded; main score: unknown)"' in text
     assert "no mean: o/b lacks 1 task of this mean (Good)" in text  # said where the blank is
     assert "a model with a higher mean can rank below one with a lower mean" in text

@@ -187,10 +187,10 @@ _CHECK = """<script>(function () {
   search.dispatchEvent(new Event('input'));
   out.afterSearch = Array.from(rows).filter(function (r) { return !r.hidden; }).length;
   search.value = ''; search.dispatchEvent(new Event('input'));
-  var type = document.getElementById('f-type');
-  type.value = type.options[1].value; type.dispatchEvent(new Event('input'));
+  var type = document.getElementById('f-type').querySelector('input');  // the first task type's checkbox
+  type.checked = true; type.dispatchEvent(new Event('input', {bubbles: true}));
   out.typeShown = Array.from(box.querySelectorAll('thead th.ty')).filter(function (c) { return !c.hidden; }).length;
-  type.value = ''; type.dispatchEvent(new Event('input'));
+  type.checked = false; type.dispatchEvent(new Event('input', {bubbles: true}));
   rows[0].querySelector('td.model').click();
   var dialog = document.getElementById('card');
   out.cardOpen = dialog.open;

@@ -147,25 +147,25 @@ def test_the_multilabel_control_equals_an_independent_refit(tmp_path, folder):
     assert got == pytest.approx(np.mean(scores), abs=1e-6)
 
 
-def test_boards_show_a_shuffled_column_only_where_recorded(tmp_path):
+def test_boards_show_a_models_shuffled_control_only_where_recorded(tmp_path):
+    """Beside the model's own score (a control is a model's, issue 46 item 6; tests/test_explorer.py has two)."""
     from maeb.analysis.report import _tasks_table, to_json, to_markdown_by_task
 
     from .test_board_baselines import board
 
     b = board(tmp_path)
-    assert "Shuffled" not in to_markdown_by_task(b) and "Shuffled" not in _tasks_table(b)
-    assert all("shuffled" not in t for t in to_json(b)["tasks"])
-    for (_, task), (score,) in b.cells.items():  # the Good task's results record the control
-        if task == "Good":
+    assert "shuffled" not in to_markdown_by_task(b) and "shuffled" not in _tasks_table(b)
+    assert all("shuffled" not in t for t in to_json(b)["tasks"]) and all("shuffled" not in m for m in to_json(b)["models"])
+    for (model, task), (score,) in b.cells.items():  # o/a's result on the Good task records the control
+        if (model, task) == ("o/a", "Good"):
             record = json.loads(Path(score.source).read_text())
             record["maeb"]["baselines"]["test"]["default"]["shuffled"] = 0.123
             Path(score.source).write_text(json.dumps(record))
     text = to_markdown_by_task(b)
     head = next(line for line in text.splitlines() if line.startswith("| Task"))
-    assert head.rstrip(" |").endswith("Chance | Majority | Shuffled")
-    assert "| 10.0 | 10.0 | 12.3 |" in text and "| 10.0 | 10.0 | – |" in text
-    assert "Shuffled" in _tasks_table(b) and ">12.3<" in _tasks_table(b)
-    assert {t["name"]: t.get("shuffled") for t in to_json(b)["tasks"]}["Good"] == 0.123
+    assert head.rstrip(" |").endswith("Chance | Majority") and "| 80.0 (shuffled 12.3) | 40.0 |" in text
+    assert "80.0 (shuffled 12.3)<" in _tasks_table(b) and ">Shuffled<" not in _tasks_table(b)
+    assert {m["model"]: m.get("shuffled") for m in to_json(b)["models"]} == {"o/a": {"Good": 0.123}, "o/b": None}
 
 
 def test_duplicated_test_clips_in_training_leave_the_control_at_chance(tmp_path, folder):

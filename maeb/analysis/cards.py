@@ -106,17 +106,66 @@ def cards(board: Board) -> dict[str, Card]:
     return out
 
 
+def csv_source(source: str) -> tuple[str, str]:
+    """A score read from a CSV names its file and line ('main_scores.csv:12'): (the file, the line), else ('', '')."""
+    import re
+
+    found = re.fullmatch(r"(.*\.csv)(?::(\d+))?", source)
+    return (found.group(1), found.group(2) or "") if found else ("", "")
+
+
+def _file_date(source: str) -> str:
+    """For a score whose file records no date (a published main_scores.csv, mteb's own result files): the
+    day the file was last written, said to be that, or that no date is known."""
+    import datetime as dt
+
+    try:
+        stamp = Path(source).stat().st_mtime
+    except (OSError, ValueError):
+        return ", undated (the file records no date)"
+    day = dt.datetime.fromtimestamp(stamp, dt.UTC).date().isoformat()
+    return f", undated in the file, file written {day}"
+
+
 def provenance(board: Board, model: str, task: str) -> str:
     """Where a cell's score comes from, one line: a maeb run's result file or a published file, and its date."""
     scores = board.cells.get((model, task), [])
     if not scores:
         return "no result"
     s = scores[0]
-    if s.source.endswith(".csv"):
+    path, row = csv_source(s.source)
+    if path:
         kind = "published results"
     else:  # maeb writes no mteb_version into its own result files; mteb does
         kind = "mteb result file" if s.mteb_version else "maeb run"
-    where = Path(s.source).name if s.source else "unknown file"
-    date = f", {s.date[:10]}" if s.date else ""
+    where = (Path(path or s.source).name + (f" row {row}" if row else "")) if s.source else "unknown file"
+    date = f", {s.date[:10]}" if s.date else _file_date(path or s.source)
     version = f", mteb {s.mteb_version}" if s.mteb_version else ""
     return f"{kind} {where}{date}{version}"
+
+
+def shuffled_controls(board: Board) -> dict[tuple[str, str], float]:
+    """(model, task) -> that model's label-shuffled control on the task (maeb.tasktypes.control), as the
+    board scores the task: the mean over the splits and subsets of the cell, each read from its own
+    result file. A control is a fact of one model's run (its embeddings, probed with permuted labels),
+    not of the task: two models on one task have two controls, and neither stands for the task."""
+    out: dict[tuple[str, str], float] = {}
+    records: dict[str, dict | None] = {}
+    for key, scores in sorted(board.cells.items()):
+        values = []
+        for s in scores:
+            if not s.source.endswith(".json"):
+                break  # a published CSV records no control
+            if s.source not in records:
+                try:
+                    records[s.source] = json.loads(Path(s.source).read_text(encoding="utf-8"))["maeb"]["baselines"]
+                except (OSError, ValueError, KeyError, TypeError):
+                    records[s.source] = None  # no baselines recorded: the run did not ask for the control
+            try:
+                values.append(float(records[s.source][s.split][s.subset]["shuffled"]))  # type: ignore[index]
+            except (KeyError, TypeError, ValueError):
+                break  # a split or subset without the control: no mean over the cell
+        else:
+            if values:
+                out[key] = sum(values) / len(values)
+    return out

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .cards import Card, cards, provenance
+from .cards import Card, cards, csv_source, provenance, shuffled_controls
 from .leaderboard import Board
 from .report import (
     FLAT_MARK,
@@ -29,6 +29,7 @@ from .report import (
     _fragile_span,
     _leak_note,
     _leak_span,
+    _shuffled_text,
     _task_pct,
     _tasks_table,
     _tie_note,
@@ -76,7 +77,27 @@ _CSS = (
     "dialog td, dialog th { white-space: normal; overflow-wrap: anywhere; text-align: left; }",
     "@media (max-width: 600px) { dialog td:nth-child(2), dialog th:nth-child(2) { display: none; } }",  # type: room for names
     "dl.card { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; font-size: 13px; }",
-    "dl.card dd { margin: 0; overflow-wrap: anywhere; }",
+    # a fact is one token (a revision hash, a URL): it may break anywhere rather than widen the card
+    "dl.card { grid-template-columns: auto minmax(0, 1fr); } dl.card dd { margin: 0; overflow-wrap: anywhere; }",
+    # the card breaks names where the script put <wbr> (camel case, / _ - .), never inside a word
+    "dialog td, dialog th { overflow-wrap: break-word; word-break: normal; }",
+    # fixed columns: a cell wraps at its <wbr> within its column, and breaks a piece only if it alone is wider
+    "dialog table { table-layout: fixed; } dialog th:nth-child(1) { width: 32%; } dialog th:nth-child(2) { width: 18%; }"
+    " dialog th:nth-child(3) { width: 20%; }",
+    ".filters .what { flex-basis: 100%; font-weight: bold; }",
+    "details.pick { position: relative; } details.pick summary { cursor: pointer; padding: 2px 0; }",
+    "details.pick .opts { position: absolute; z-index: 5; background: #fff; border: 1px solid #999; padding: 4px 8px;"
+    " max-height: 50vh; overflow: auto; max-width: min(22rem, 80vw); }",
+    "details.pick .opts label { flex-direction: row; gap: 4px; white-space: nowrap; }",
+    # a closed panel takes no room; on a phone an open one sits in the flow, never past the window's edge
+    "details.pick:not([open]) .opts { display: none; }",
+    "@media (max-width: 600px) { details.pick .opts { position: static; max-width: 100%; }"
+    " details.pick .opts label { white-space: normal; overflow-wrap: anywhere; } }",
+    ".actions { display: flex; gap: 8px; align-items: end; flex-wrap: wrap; }",
+    "thead th[aria-sort=ascending]::after { content: ' \\25B2'; } thead th[aria-sort=descending]::after { content: ' \\25BC'; }",
+    "thead th:focus, tbody tr:focus, abbr.blank:focus { outline: 2px solid #14c; outline-offset: -2px; }",
+    "#info { min-height: 1.4em; font-size: 13px; color: #333; } #nomatch { padding: 8px; font-style: italic; }",
+    "#cite pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; background: #f6f6f6; padding: 6px; }",
 )
 
 
@@ -129,7 +150,7 @@ def _blank(row, names: list[str]) -> str:
         f"no mean: {row.model} lacks {count(len(lacking), 'task')} of this mean ({', '.join(lacking)}); "
         "its Borda rank still counts every task it has"
     )
-    return f'<td data-v=""><abbr class="blank" title="{html.escape(why)}">n/a</abbr></td>'
+    return f'<td data-v=""><abbr class="blank" tabindex="0" title="{html.escape(why)}">n/a</abbr></td>'
 
 
 def _mean_cell(row, value: float | None, names: list[str], attrs: str = "") -> str:
@@ -140,19 +161,34 @@ def _mean_cell(row, value: float | None, names: list[str], attrs: str = "") -> s
 
 def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], show_tasks: bool, base: dict, flat: dict) -> str:
     u = board.uncertainty
+    shuffled = shuffled_controls(board)
     type_tasks = {ty: [t.name for t in board.tasks if t.type == ty] for ty in board.types}
-    head = ['<th class="rank" title="Borda rank: see Ranks below">Rank</th>', '<th class="model">Model</th>']
+    # every header is reached by Tab and sorts with Enter; data-first: the order of its first sort (best first)
+    key = ' tabindex="0" aria-sort="none"'
+    head = [
+        f'<th class="rank" data-first="asc"{key} title="Borda rank (the rule is named under the table): see Ranks below">Rank</th>',
+        f'<th class="model" data-first="asc"{key}>Model</th>',
+    ]
     if u is not None:
-        head.append(f'<th title="{round(100 * u.level)}% interval of the rank over {u.draws} bootstrap draws">Rank interval</th>')
-    head += ["<th>Mean (Task)</th>", "<th>Mean (TaskType)</th>", "<th>Tasks</th>"]
+        head.append(
+            f'<th class="interval" data-first="asc"{key} title="{round(100 * u.level)}% interval of the rank over {u.draws} '
+            'bootstrap draws, of the whole board (hidden when the chosen tasks are fewer)">Rank interval</th>'
+        )
     head += [
-        f'<th class="ty" data-type="{html.escape(ty)}" title="mean of the {ty} tasks">{_camel(ty)}</th>' for ty in board.types
+        f'<th class="mtask"{key} title="mean over the chosen tasks; n/a where a model lacks one">Mean (Task)</th>',
+        f'<th class="mtype"{key} title="mean of the task types\' means; n/a where a model lacks a task">Mean (TaskType)</th>',
+        f'<th class="ntasks"{key} title="the chosen tasks the model has a complete score on">Tasks</th>',
+    ]
+    head += [
+        f'<th class="ty" data-type="{html.escape(ty)}"{key} title="mean of the {ty} tasks">{_camel(ty)}</th>'
+        for ty in board.types
     ]
     hidden = "" if show_tasks else " hidden"
     for t in board.tasks:
+        first = ' data-first="asc"' if t.lower_is_better else ""
         head.append(
-            f'<th class="task{hidden}" data-task="{html.escape(t.name)}" data-type="{html.escape(t.type)}" '
-            f'data-domains="{html.escape(" ".join(t.domains))}" title="{html.escape(facts[t.name])}">{_camel(t.name)}'
+            f'<th class="task{hidden}" data-task="{html.escape(t.name)}" data-type="{html.escape(t.type)}"{first}{key} '
+            f'title="{html.escape(facts[t.name])}">{_camel(t.name)}'
             + (
                 f' <span class="flat" title="{html.escape("not separating models: " + flat[t.name])}">{FLAT_MARK}</span>'
                 if t.name in flat
@@ -165,29 +201,34 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         card = model_cards[r.model]
         attrs = {
             "data-model": r.model,
-            "data-modality": " ".join(card.modalities) or "unknown",
+            "data-modality": "|".join(card.modalities) or "unknown",  # '|': a size bucket's name holds spaces
             "data-size": _size(card.n_parameters),
             "data-license": card.license or "unknown",
             "data-open": {True: "yes", False: "no", None: "unknown"}[card.open_weights],
         }
-        tr = " ".join(f'{k}="{html.escape(v)}"' for k, v in attrs.items())
+        tr = " ".join(f'{k}="{html.escape(v)}"' for k, v in attrs.items()) + ' tabindex="0"'  # Enter opens the card
         cls = ' class="baseline"' if card.baseline else ""
         leak = _leak_span(r) + _tie_span(r)
         cells = [
-            f'<td data-v="{r.rank}">{r.rank}</td>',
+            f'<td class="rank" data-v="{r.rank}">{r.rank}</td>',
             f'<td class="model" data-v="{html.escape(r.model)}">{_breakable(r.model)}{leak}</td>',
         ]
         if u is not None:
-            cells.append(f'<td data-v="{u.rank_low[r.model]}">{html.escape(u.rank_text(r.model))}</td>')
+            cells.append(f'<td class="interval" data-v="{u.rank_low[r.model]}">{html.escape(u.rank_text(r.model))}</td>')
         all_tasks = [t.name for t in board.tasks]
-        cells += [_mean_cell(r, r.mean_task, all_tasks), _mean_cell(r, r.mean_tasktype, all_tasks)]
-        cells.append(f'<td data-v="{r.n_tasks}">{r.n_tasks}/{len(board.tasks)}</td>')
+        cells += [
+            _mean_cell(r, r.mean_task, all_tasks, ' class="mtask"'),
+            _mean_cell(r, r.mean_tasktype, all_tasks, ' class="mtype"'),
+        ]
+        cells.append(f'<td class="ntasks" data-v="{r.n_tasks}">{r.n_tasks}/{len(board.tasks)}</td>')
         cells += [
             _mean_cell(r, r.types.get(ty), type_tasks[ty], f' class="ty" data-type="{html.escape(ty)}"') for ty in board.types
         ]
         for t in board.tasks:
             v = r.tasks.get(t.name)
             where = f"{r.model} on {t.name}: {_task_pct(board, r, t.name) or 'no complete result'}; {provenance(board, r.model, t.name)}"
+            if (r.model, t.name) in shuffled:  # the model's own control on the task
+                where += f"; its label-shuffled control: {pct(shuffled[(r.model, t.name)])}"
             marks = _leak_span(r, t.name) + _tie_span(r, t.name) + _fragile_span(r, t.name)
             text = html.escape(pct(v)) + marks if v is not None else "–"
             cells.append(
@@ -198,7 +239,8 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
     foot = _reference_rows(board, base, type_tasks, hidden, u is not None)
     return (
         f'<div class="tablebox" id="tablebox"><table id="leaderboard"><thead><tr>{"".join(head)}</tr></thead>\n'
-        f"<tbody>{''.join(body)}</tbody>{foot}</table></div>"
+        f"<tbody>{''.join(body)}</tbody>{foot}</table>"
+        '<p id="nomatch" hidden>No model matches these filters: clear the search or a row filter.</p></div>'
     )
 
 
@@ -211,9 +253,14 @@ REFERENCES = (
 def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], hidden: str, interval: bool) -> str:
     """The chance and majority levels of each task (maeb.analysis.baselines) as rows under the models, in the
     table's foot: not ranked, in no model's mean, never sorted among the models. Their own means are
-    shown where every task of the mean has a level."""
+    shown where every task of the mean has a level (the page's script recomputes them for the chosen tasks).
+    Where no result records the levels, one row says so and why: every board has its chance row or its reason."""
     if not base:
-        return ""
+        span = 5 + int(interval) + len(board.types) + len(board.tasks)
+        return (
+            f'<tfoot><tr class="reference" id="no-chance"><td colspan="{span}" class="model">'
+            f"Chance and majority: not shown, {html.escape(_no_chance_reason(board))}</td></tr></tfoot>"
+        )
 
     def level(names: list[str], i: int) -> float | None:
         values = [base[t][i] for t in names if t in base]
@@ -226,19 +273,33 @@ def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], 
     all_tasks = [t.name for t in board.tasks]
     for i, (name, what) in enumerate(REFERENCES):
         why = f"{name}: {what}; a reference, not a model: not ranked and in no mean"
-        cells = ['<td title="not ranked">–</td>', f'<td class="model" title="{html.escape(why)}">{name}</td>']
-        cells += ["<td></td>"] if interval else []
+        cells = ['<td class="rank" title="not ranked">–</td>', f'<td class="model" title="{html.escape(why)}">{name}</td>']
+        cells += ['<td class="interval"></td>'] if interval else []
         types = [level(type_tasks[ty], i) for ty in board.types]
         known = [v for v in types if v is not None]
         by_type = sum(known) / len(known) if known and len(known) == len(types) else None
-        cells += [mean(level(all_tasks, i)), mean(by_type)]
-        cells.append(f"<td>{sum(t in base for t in all_tasks)}/{len(all_tasks)}</td>")
+        cells += [mean(level(all_tasks, i), ' class="mtask"'), mean(by_type, ' class="mtype"')]
+        cells.append(f'<td class="ntasks">{sum(t in base for t in all_tasks)}/{len(all_tasks)}</td>')
         cells += [mean(v, f' class="ty" data-type="{html.escape(ty)}"') for ty, v in zip(board.types, types)]
         for t in board.tasks:
             v = base.get(t.name, (None, None))[i]
             cells.append(f'<td class="task{hidden}" data-task="{html.escape(t.name)}">{"–" if v is None else pct(v)}</td>')
         rows.append(f'<tr class="reference">{"".join(cells)}</tr>')
     return f"<tfoot>{''.join(rows)}</tfoot>"
+
+
+def _no_chance_reason(board: Board) -> str:
+    """Why a board has no chance row: what its results are, and what would record the levels."""
+    sources = [s.source for scores in board.cells.values() for s in scores]
+    if sources and all(csv_source(src)[0] for src in sources):
+        return (
+            "the published scores (a main_scores.csv) record no chance or majority levels; "
+            "maeb run writes them (maeb.baselines) into each result file it writes"
+        )
+    return (
+        "no result file here records maeb.baselines (mteb's own result files carry none); "
+        "maeb run writes them into each result file it writes"
+    )
 
 
 def _breakable(name: str) -> str:
@@ -256,24 +317,76 @@ def _select(name: str, label: str, options: Iterable[str], first: str = "all") -
     return f'<label>{label}<select id="f-{name}"><option value="">{first}</option>{opts}</select></label>'
 
 
+def _pick(name: str, label: str, options: Iterable[str]) -> str:
+    """A choice of several (task types, domains, languages, task modalities, tasks): checkboxes in a panel
+    that opens from its summary, none ticked meaning all; reached by Tab, ticked by Space or a tap."""
+    boxes = "".join(f'<label><input type="checkbox" value="{html.escape(o)}"> {html.escape(o)}</label>' for o in options)
+    return (
+        f'<details class="pick" id="f-{name}" data-label="{html.escape(label)}"><summary>{html.escape(label)}: all</summary>'
+        f'<div class="opts">{boxes}</div></details>'
+    )
+
+
 def _filters(board: Board, model_cards: dict[str, Card], benches: dict[str, list[str]], show_tasks: bool) -> str:
+    """The choice of tasks (which recomputes ranks and means) and of rows (which only hides rows)."""
+    from .leaderboard import BORDA_RULES
+
     cs = list(model_cards.values())
     views = ["task types", "tasks", "both"]
     view = "".join(f"<option{' selected' if (v == 'both') == show_tasks and v != 'tasks' else ''}>{v}</option>" for v in views)
+    rules = "".join(f'<option value="{r}"{" selected" if r == board.borda else ""}>{r}</option>' for r in BORDA_RULES)
+    languages = sorted({lang for t in board.tasks for lang in t.languages})
+    groups = sorted({t.group for t in board.tasks if t.group})
     return (
-        '<div class="filters" id="filters">'
-        '<label>Search<input id="f-search" type="search" placeholder="model name"></label>'
-        f'<label>Columns<select id="f-view">{view}</select></label>'
+        '<div class="filters" id="filters"><span class="what">Tasks (ranks and means are recomputed over them):</span>'
         + _select("bench", "Benchmark", benches, "all tasks")
-        + _select("type", "Task type", board.types)
-        + _select("domain", "Domain", board.domains)
+        + _pick("type", "Task types", board.types)
+        + _pick("domain", "Domains", board.domains)
+        + _pick("lang", "Languages", languages)
+        + _pick("group", "Task modality", groups)
+        + _pick("task", "Tasks", [t.name for t in board.tasks])
+        + f'<label>Borda rule<select id="f-rule">{rules}</select></label>'
+        + f'<label>Columns<select id="f-view">{view}</select></label>'
+        + "</div>"
+        '<div class="filters" id="row-filters"><span class="what">Rows (hidden, never re-ranked):</span>'
+        '<label>Search<input id="f-search" type="search" placeholder="model name"></label>'
         + _select("model", "Model", [r.model for r in board.rows])
-        + _select("modality", "Modality", sorted({m for c in cs for m in (c.modalities or ["unknown"])}))
+        + _select("modality", "Model modality", sorted({m for c in cs for m in (c.modalities or ["unknown"])}))
         + _select("size", "Size", [name for _, name in SIZES] + ["unknown"])
         + _select("license", "Licence", sorted({c.license or "unknown" for c in cs}))
         + _select("open", "Open weights", ["yes", "no", "unknown"])
-        + "</div>"
+        + '<span class="actions"><button type="button" id="download">Download this view (CSV)</button>'
+        '<a id="share" href="#">Link to this view</a><button type="button" id="reset">Reset</button></span>'
+        "</div>"
     )
+
+
+def _explore_data(board: Board, base: dict) -> dict:
+    """What the page's script recomputes a selection from, as maeb.analysis.leaderboard.aggregate does: each
+    task's facts, the per-model means that vote in its Borda count (partial ones too, and of models the board
+    does not show), each shown model's complete scores, and the chance and majority levels."""
+    return {
+        "rule": board.borda,
+        "tasks": [
+            {
+                "name": t.name,
+                "type": t.type,
+                "domains": list(t.domains),
+                "languages": list(t.languages),
+                "group": t.group,
+                "lower": t.lower_is_better,
+            }
+            for t in board.tasks
+        ],
+        # full precision: the script's ranks equal Python's on the same numbers; a board built by hand (no
+        # partial means) votes with its complete scores
+        "partial": {
+            t.name: board.partial.get(t.name) or {r.model: r.tasks[t.name] for r in board.rows if r.tasks.get(t.name) is not None}
+            for t in board.tasks
+        },
+        "complete": {r.model: {t: v for t, v in r.tasks.items() if v is not None} for r in board.rows},
+        "base": {t: list(v) for t, v in base.items()},
+    }
 
 
 def _figures(board: Board, model_cards: dict[str, Card], results: Iterable[Path]) -> str:
@@ -302,9 +415,15 @@ def _figures(board: Board, model_cards: dict[str, Card], results: Iterable[Path]
 
 def _page_data(board: Board, model_cards: dict[str, Card]) -> dict:
     """What the model card dialog shows: each card, and each model's per-task scores, intervals and provenance."""
+    shuffled = shuffled_controls(board)  # each model's own control, beside its own score
     scores = {
         r.model: [
-            [t.name, t.type, (_task_pct(board, r, t.name) or "–") + _fragile(r, t.name), provenance(board, r.model, t.name)]
+            [
+                t.name,
+                t.type,
+                (_task_pct(board, r, t.name) or "–") + _fragile(r, t.name) + _shuffled_text(shuffled, r.model, t.name),
+                provenance(board, r.model, t.name),
+            ]
             for t in board.tasks
         ]
         for r in board.rows
@@ -312,58 +431,283 @@ def _page_data(board: Board, model_cards: dict[str, Card]) -> dict:
     return {"cards": {m: c.as_dict() for m, c in model_cards.items()}, "scores": scores}
 
 
-_SCRIPT = """
+_SCRIPT = r"""
 (function () {
   var data = JSON.parse(document.getElementById('page-data').textContent);
-  var table = document.getElementById('leaderboard');
+  var X = JSON.parse(document.getElementById('explore-data').textContent);
+  var meta = JSON.parse(document.getElementById('leaderboard-data').textContent);
   var benches = JSON.parse(document.getElementById('bench-data').textContent);
-  function val(id) { return document.getElementById(id).value; }
-  function apply() {
-    var view = val('f-view'), bench = val('f-bench'), type = val('f-type'), domain = val('f-domain');
-    var inBench = bench ? benches[bench] : null;
-    table.querySelectorAll('th.task, td.task').forEach(function (c) {
-      var th = table.tHead.rows[0].querySelector('th[data-task="' + CSS.escape(c.dataset.task) + '"]');
-      var ok = view !== 'task types' && (!inBench || inBench.indexOf(c.dataset.task) >= 0)
-        && (!type || th.dataset.type === type) && (!domain || th.dataset.domains.split(' ').indexOf(domain) >= 0);
-      c.hidden = !ok;
+  var table = document.getElementById('leaderboard'), body = table.tBodies[0], headRow = table.tHead.rows[0];
+  var info = {}, order = X.tasks.map(function (t) { info[t.name] = t; return t.name; });
+  var RULES = {mteb: "mteb's rule: on each task a model earns n_models - rank points (n_models: the models shown for this choice of tasks)",
+    paper: "the MAEB paper's rule: on each task a model earns n_task - rank points (n_task: the models that ran that task), so it scores only against them"};
+  function $(id) { return document.getElementById(id); }
+  function picked(name) {
+    return Array.from($('f-' + name).querySelectorAll('input:checked')).map(function (i) { return i.value; });
+  }
+  function mean(values) {
+    if (!values.length || values.some(function (v) { return v == null; })) return null;
+    return values.reduce(function (a, b) { return a + b; }, 0) / values.length;
+  }
+  function averageRanks(values) {  // scipy's rankdata(method="average"): 1 for the smallest, ties share
+    var idx = values.map(function (v, i) { return i; }).sort(function (a, b) { return values[a] - values[b]; });
+    var out = new Array(values.length), i = 0;
+    while (i < idx.length) {
+      var j = i;
+      while (j + 1 < idx.length && values[idx[j + 1]] === values[idx[i]]) j++;
+      for (var k = i; k <= j; k++) out[idx[k]] = (i + j) / 2 + 1;
+      i = j + 1;
+    }
+    return out;
+  }
+  // the board of the chosen tasks, as maeb.analysis.leaderboard.aggregate(scores, tasks=names, borda=rule) makes it
+  function compute(names, rule) {
+    var models = Object.keys(X.complete).filter(function (m) {
+      return names.some(function (t) { return X.complete[m][t] != null; });
+    }).sort();
+    var points = {};
+    names.forEach(function (t) {
+      var p = X.partial[t] || {}, voters = Object.keys(p), sign = info[t].lower ? 1 : -1;
+      var ranks = averageRanks(voters.map(function (m) { return sign * p[m]; }));
+      var n = rule === 'mteb' ? models.length : voters.length;
+      voters.forEach(function (m, i) { points[m] = (points[m] || 0) + n - ranks[i]; });
     });
-    table.querySelectorAll('th.ty, td.ty').forEach(function (c) {
-      c.hidden = view === 'tasks' || (type && c.dataset.type !== type);
+    var ranked = Object.keys(points), rank = {};  // every model with a score takes a rank number, shown or not
+    ranked.forEach(function (m) {
+      rank[m] = 1 + ranked.filter(function (o) { return points[o] > points[m]; }).length;
     });
-    var q = val('f-search').toLowerCase(), model = val('f-model');
-    var rowFilters = {modality: val('f-modality'), size: val('f-size'), license: val('f-license'), open: val('f-open')};
-    Array.from(table.tBodies[0].rows).forEach(function (tr) {
-      var ok = (!q || tr.dataset.model.toLowerCase().indexOf(q) >= 0) && (!model || tr.dataset.model === model);
-      Object.keys(rowFilters).forEach(function (k) {
-        var want = rowFilters[k];
-        if (want && tr.dataset[k].split(' ').indexOf(want) < 0) ok = false;
+    var rows = models.map(function (m) {
+      var tasks = {}, byType = {};
+      names.forEach(function (t) {
+        var v = X.complete[m][t]; tasks[t] = v == null ? null : v;
+        (byType[info[t].type] = byType[info[t].type] || []).push(tasks[t]);
       });
-      tr.hidden = !ok;
+      var types = {};
+      Object.keys(byType).sort().forEach(function (ty) { types[ty] = mean(byType[ty]); });
+      var mt = mean(names.map(function (t) { return tasks[t]; }));
+      return {model: m, rank: rank[m], points: points[m] || 0, mean_task: mt,
+        mean_tasktype: mean(Object.keys(types).map(function (k) { return types[k]; })),
+        n_tasks: names.filter(function (t) { return tasks[t] != null; }).length, types: types, tasks: tasks};
+    });
+    rows.sort(function (a, b) {
+      var x = a.mean_task == null ? -1 : a.mean_task, y = b.mean_task == null ? -1 : b.mean_task;
+      return a.rank - b.rank || y - x || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0);
+    });
+    var shown = {}; models.forEach(function (m) { shown[m] = true; });
+    var hidden = ranked.filter(function (m) { return !shown[m]; }).sort();
+    return {rows: rows, hidden: hidden.map(function (m) { return [m, rank[m]]; }), n_models: models.length};
+  }
+  function selection() {
+    var bench = $('f-bench').value, types = picked('type'), domains = picked('domain'), langs = picked('lang');
+    var groups = picked('group'), tasks = picked('task');
+    var inBench = bench ? benches[bench] : null;
+    return order.filter(function (t) {
+      var i = info[t];
+      return (!inBench || inBench.indexOf(t) >= 0) && (!types.length || types.indexOf(i.type) >= 0)
+        && (!domains.length || i.domains.some(function (d) { return domains.indexOf(d) >= 0; }))
+        && (!langs.length || i.languages.some(function (l) { return langs.indexOf(l) >= 0; }))
+        && (!groups.length || groups.indexOf(i.group) >= 0) && (!tasks.length || tasks.indexOf(t) >= 0);
     });
   }
-  document.querySelectorAll('#filters select, #filters input').forEach(function (el) {
-    el.addEventListener('input', apply);
-  });
-  table.tHead.querySelectorAll('th').forEach(function (th) {
-    th.addEventListener('click', function () {
-      var col = th.cellIndex, body = table.tBodies[0], rows = Array.from(body.rows);
-      var dir = th.dataset.dir === 'asc' ? -1 : 1;
-      th.dataset.dir = dir === 1 ? 'asc' : 'desc';
-      rows.sort(function (a, b) {
-        var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v;
-        var nx = parseFloat(x), ny = parseFloat(y);
-        if (isNaN(nx) && isNaN(ny)) return dir * String(x).localeCompare(String(y));
-        if (isNaN(nx)) return 1;
-        if (isNaN(ny)) return -1;
-        return dir * (nx - ny);
-      });
-      rows.forEach(function (r) { body.appendChild(r); });
+  function pct(v) { return v == null ? '' : (100 * v).toFixed(1); }
+  function shade(td, v) { td.style.background = v == null || v < 0 || v > 1 ? '' : 'hsl(212, 70%, ' + (97 - 42 * v).toFixed(0) + '%)'; }
+  function setMean(td, row, v, names) {
+    td.dataset.v = v == null ? '' : v;
+    shade(td, v);
+    if (v != null) { td.textContent = pct(v); return; }
+    var lacking = names.filter(function (t) { return row.tasks[t] == null; });
+    var ab = document.createElement('abbr'); ab.className = 'blank'; ab.tabIndex = 0; ab.textContent = 'n/a';
+    ab.title = 'no mean: ' + row.model + ' lacks ' + lacking.length + ' task' + (lacking.length === 1 ? '' : 's')
+      + ' of this mean (' + lacking.join(', ') + '); its Borda rank still counts every task it has';
+    td.replaceChildren(ab);
+  }
+  var sort = null, last = null;  // the column a reader sorted by ({key, dir}); null: the board's own order
+  function keyOf(th) {
+    return th.dataset.task ? 'task:' + th.dataset.task : th.dataset.type ? 'type:' + th.dataset.type : th.className.split(' ')[0];
+  }
+  function cellOf(tr, key) {
+    return Array.from(tr.cells).find(function (c) {
+      return (c.dataset.task ? 'task:' + c.dataset.task : c.dataset.type ? 'type:' + c.dataset.type : c.className.split(' ')[0]) === key;
     });
+  }
+  function apply(fromHash) {
+    var names = selection(), rule = $('f-rule').value, view = $('f-view').value;
+    var all = names.length === order.length, res = compute(names, rule), by = {};
+    res.rows.forEach(function (r) { by[r.model] = r; });
+    var types = {}; names.forEach(function (t) { types[info[t].type] = true; });
+    var chosen = {}; names.forEach(function (t) { chosen[t] = true; });
+    var showInterval = all && rule === X.rule;
+    table.querySelectorAll('th.task, td.task').forEach(function (c) { c.hidden = view === 'task types' || !chosen[c.dataset.task]; });
+    table.querySelectorAll('th.ty, td.ty').forEach(function (c) { c.hidden = view === 'tasks' || !types[c.dataset.type]; });
+    table.querySelectorAll('th.interval, td.interval').forEach(function (c) { c.hidden = !showInterval; });
+    var q = $('f-search').value.toLowerCase(), model = $('f-model').value;
+    var want = {size: $('f-size').value, license: $('f-license').value, open: $('f-open').value}, modality = $('f-modality').value;
+    var visible = 0;
+    Array.from(body.rows).forEach(function (tr) {
+      var r = by[tr.dataset.model];
+      var ok = !!r && (!q || tr.dataset.model.toLowerCase().indexOf(q) >= 0) && (!model || tr.dataset.model === model)
+        && (!modality || tr.dataset.modality.split('|').indexOf(modality) >= 0);
+      Object.keys(want).forEach(function (k) { if (want[k] && tr.dataset[k] !== want[k]) ok = false; });
+      tr.hidden = !ok;
+      if (ok) visible++;
+      if (!r) return;
+      var c = cellOf(tr, 'rank'); c.textContent = r.rank; c.dataset.v = r.rank;
+      setMean(cellOf(tr, 'mtask'), r, r.mean_task, names);
+      setMean(cellOf(tr, 'mtype'), r, r.mean_tasktype, names);
+      c = cellOf(tr, 'ntasks'); c.textContent = r.n_tasks + '/' + names.length; c.dataset.v = r.n_tasks;
+      Object.keys(r.types).forEach(function (ty) {
+        setMean(cellOf(tr, 'type:' + ty), r, r.types[ty], names.filter(function (t) { return info[t].type === ty; }));
+      });
+    });
+    // the chance and majority rows: their means over the chosen tasks, where each has a level
+    Array.from(table.tFoot ? table.tFoot.rows : []).forEach(function (tr, i) {
+      if (tr.id === 'no-chance') return;
+      function level(ns) { var v = ns.map(function (t) { return X.base[t] ? X.base[t][i] : null; }); return mean(v); }
+      var tys = Object.keys(types).sort(), byType = tys.map(function (ty) { return level(names.filter(function (t) { return info[t].type === ty; })); });
+      [['mtask', level(names)], ['mtype', mean(byType)]].forEach(function (kv) { var c = cellOf(tr, kv[0]); if (c) c.textContent = kv[1] == null ? '–' : pct(kv[1]); });
+      tys.forEach(function (ty, k) { var c = cellOf(tr, 'type:' + ty); if (c) c.textContent = byType[k] == null ? '–' : pct(byType[k]); });
+      var c = cellOf(tr, 'ntasks'); if (c) c.textContent = names.filter(function (t) { return X.base[t]; }).length + '/' + names.length;
+    });
+    // the board's order for this choice, then the reader's sort on top of it
+    res.rows.forEach(function (r) { var tr = body.querySelector('tr[data-model="' + CSS.escape(r.model) + '"]'); if (tr) body.appendChild(tr); });
+    Array.from(body.rows).forEach(function (tr) { if (!by[tr.dataset.model]) body.appendChild(tr); });
+    if (sort) sortBy(sort.key, sort.dir);
+    Array.from(headRow.cells).forEach(function (th) {
+      th.setAttribute('aria-sort', sort && keyOf(th) === sort.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none');
+    });
+    $('nomatch').hidden = visible > 0;
+    $('nomatch').textContent = names.length ? 'No model matches these filters: clear the search or a row filter.'
+      : 'No task matches this choice of benchmark, task types, domains, languages, task modality and tasks.';
+    document.querySelectorAll('details.pick').forEach(function (d) {
+      var n = d.querySelectorAll('input:checked').length, of = d.querySelectorAll('input').length;
+      d.querySelector('summary').textContent = d.dataset.label + ': ' + (n ? n + ' of ' + of : 'all');
+    });
+    var note = (all ? 'Ranked over all ' + names.length + ' tasks of the board' : 'Ranked over the ' + names.length + ' chosen tasks of ' + order.length
+      + ' (as `maeb leaderboard --tasks` ranks them)') + ' by the Borda count under ' + RULES[rule] + '; a missing task earns 0; means over the chosen tasks.'
+      + (showInterval ? '' : ' Rank intervals are of the whole board under its own rule (' + X.rule + ') and are hidden for this choice.')
+      + (res.hidden.length ? ' ' + res.hidden.length + ' model(s) with no complete chosen task are not shown but take rank numbers: '
+        + res.hidden.slice(0, 5).map(function (h) { return h[0] + ' (rank ' + h[1] + ')'; }).join(', ') + '.' : '');
+    $('rule').textContent = note;
+    last = {names: names, rule: rule, result: res};
+    var hash = toHash();
+    $('share').href = hash || '#';
+    if (!fromHash && location.hash !== hash) setUrl(hash);
+    cite();
+  }
+  function sortBy(key, dir) {
+    var rows = Array.from(body.rows), sign = dir === 'asc' ? 1 : -1;
+    rows.sort(function (a, b) {
+      var ca = cellOf(a, key), cb = cellOf(b, key), x = ca ? ca.dataset.v : '', y = cb ? cb.dataset.v : '';
+      var nx = parseFloat(x), ny = parseFloat(y);
+      if (isNaN(nx) && isNaN(ny)) return x === '' ? (y === '' ? 0 : 1) : y === '' ? -1 : sign * String(x).localeCompare(String(y));
+      if (isNaN(nx)) return 1;  // blanks last, whichever the direction
+      if (isNaN(ny)) return -1;
+      return sign * (nx - ny);
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  }
+  function clickSort(th) {
+    var key = keyOf(th);
+    var dir = sort && sort.key === key ? (sort.dir === 'asc' ? 'desc' : 'asc') : (th.dataset.first || 'desc');  // best first
+    sort = {key: key, dir: dir};
+    apply();
+    say(th.title ? th.textContent + ': ' + th.title : '');
+  }
+  Array.from(headRow.cells).forEach(function (th) {
+    th.addEventListener('click', function () { clickSort(th); });
+    th.addEventListener('keydown', function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); clickSort(th); } });
+    th.addEventListener('focus', function () { say(th.title || ''); });
   });
-  var dialog = document.getElementById('card');
+  // what hover shows (a blank's reason, a cell's source, a task's description), shown on tap and focus too
+  function say(text) { $('info').textContent = text; }
+  table.addEventListener('focusin', function (e) { if (e.target.matches('abbr, span[title]')) say(e.target.title); });
+  // -- the selection in the URL (#...): a view can be shared
+  var FIELDS = ['bench', 'rule', 'view', 'search', 'model', 'modality', 'size', 'license', 'open'], PICKS = ['type', 'domain', 'lang', 'group', 'task'];
+  var defaults = {};
+  FIELDS.forEach(function (f) { defaults[f] = $('f-' + f).value; });
+  function toHash() {
+    var p = new URLSearchParams();
+    FIELDS.forEach(function (f) { var v = $('f-' + f).value; if (v !== defaults[f]) p.set(f, v); });
+    PICKS.forEach(function (f) { picked(f).forEach(function (v) { p.append(f, v); }); });
+    if (sort) p.set('sort', sort.key + ':' + sort.dir);
+    var s = p.toString();
+    return s ? '#' + s : '';
+  }
+  function fromHash(given) {  // the view a link names: `given` (load's), else the page's own #...
+    var p = new URLSearchParams((typeof given === 'string' ? given : location.hash).replace(/^#/, ''));
+    FIELDS.forEach(function (f) {
+      var el = $('f-' + f), v = p.has(f) ? p.get(f) : defaults[f];
+      if (el.tagName === 'SELECT' && !Array.from(el.options).some(function (o) { return o.value === v; })) v = defaults[f];
+      el.value = v;
+    });
+    PICKS.forEach(function (f) {
+      var vs = p.getAll(f);
+      $('f-' + f).querySelectorAll('input').forEach(function (i) { i.checked = vs.indexOf(i.value) >= 0; });
+    });
+    var s = p.get('sort') || '', cut = s.lastIndexOf(':'), key = s.slice(0, cut), dir = s.slice(cut + 1);  // a task key holds ':'
+    sort = cut > 0 && (dir === 'asc' || dir === 'desc') && Array.from(headRow.cells).some(function (th) { return keyOf(th) === key; })
+      ? {key: key, dir: dir} : null;
+    apply(true);
+  }
+  window.addEventListener('hashchange', fromHash);
+  function setUrl(hash) {  // an embedded page (srcdoc, a sandbox) may not change its URL: the view still works
+    try { history.replaceState(null, '', hash || location.pathname + location.search); } catch (e) { /* no shared link there */ }
+  }
+  $('reset').addEventListener('click', function () { setUrl(''); fromHash(); });
+  document.querySelectorAll('#filters select, #filters input, #row-filters select, #row-filters input').forEach(function (el) {
+    el.addEventListener('input', function () { apply(); });
+  });
+  // -- the current view as CSV: the columns and rows shown, in their order, the numbers shown
+  function csvCell(v) {
+    v = String(v);
+    if (/^[=+\-@\t\r]/.test(v)) v = "'" + v;  // a spreadsheet would run it as a formula
+    return /[",\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  }
+  function csv() {
+    var heads = Array.from(headRow.cells).filter(function (th) { return !th.hidden; });
+    var lines = [heads.map(function (th) {
+      var c = th.cloneNode(true); c.querySelectorAll('.flat').forEach(function (f) { f.remove(); });  // the header, not its mark
+      return csvCell(c.textContent.trim());
+    }).join(',')];
+    Array.from(body.rows).filter(function (tr) { return !tr.hidden; }).forEach(function (tr) {
+      lines.push(heads.map(function (th) {
+        var key = keyOf(th), c = cellOf(tr, key);
+        if (!c) return '';
+        if (key === 'model') return csvCell(tr.dataset.model);
+        if (key === 'rank' || key === 'interval' || key === 'ntasks') return csvCell(c.textContent.trim());
+        return c.dataset.v === '' ? '' : csvCell(pct(parseFloat(c.dataset.v)));
+      }).join(','));
+    });
+    return lines.join('\n') + '\n';
+  }
+  $('download').addEventListener('click', function () {
+    var a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([csv()], {type: 'text/csv'}));
+    a.download = (meta.benchmark || 'maeb') + '-leaderboard.csv';
+    document.body.appendChild(a); a.click(); a.remove();
+  });
+  // -- the cite box: this view of the board, with the rule and the tasks it ranks
+  function cite() {
+    var when = (meta.generated || '').slice(0, 10), n = last.names.length;
+    $('cite-text').textContent = '@misc{maeb_leaderboard_' + when.replace(/-/g, '') + ',\n'
+      + '  title = {' + (meta.benchmark || 'maeb results') + ' leaderboard' + (n === order.length ? '' : ', ' + n + ' of ' + order.length + ' tasks') + '},\n'
+      + '  note = {maeb ' + meta.maeb_version + ', Borda rule ' + last.rule + ', generated ' + when + '},\n'
+      + '  howpublished = {\\url{' + location.href + '}}\n}';
+  }
+  // -- the model card
+  var dialog = $('card'), opener = null;
   function el(tag, text) { var e = document.createElement(tag); e.textContent = text; return e; }
-  function show(model) {
-    var card = data.cards[model], box = document.getElementById('card-body');
+  function breakable(text) {  // break points before a capital or digit after a small letter, before the word of an acronym run
+    // (Sound8KT2A|Retrieval), and after / _ - . : never inside a word
+    var frag = document.createDocumentFragment();
+    String(text).split(/(?<=[a-z])(?=[A-Z0-9])|(?<=[A-Z0-9])(?=[A-Z][a-z])|(?<=[\/_.\-])/).forEach(function (part, i) {
+      if (i) frag.appendChild(document.createElement('wbr'));
+      frag.appendChild(document.createTextNode(part));
+    });
+    return frag;
+  }
+  function show(model, from) {
+    var card = data.cards[model], box = $('card-body');
     box.replaceChildren(el('h2', model));
     var dl = document.createElement('dl'); dl.className = 'card';
     var facts = [['Parameters', card.n_parameters == null ? 'not recorded' : Number(card.n_parameters).toLocaleString('en')],
@@ -375,38 +719,55 @@ _SCRIPT = """
     facts.forEach(function (f) {
       dl.appendChild(el('dt', f[0]));
       var dd = document.createElement('dd');
-      if (f[0] === 'Reference' && /^https?:[/][/][^\\s]+$/i.test(f[1])) { var a = el('a', f[1]); a.href = f[1]; dd.appendChild(a); }
-      else dd.textContent = f[1];
+      if (f[0] === 'Reference' && /^https?:[/][/][^\s]+$/i.test(f[1])) { var a = el('a', f[1]); a.href = f[1]; dd.appendChild(a); }
+      else dd.appendChild(breakable(f[1]));
       dl.appendChild(dd);
     });
     box.appendChild(dl);
     var t = document.createElement('table'), head = t.createTHead().insertRow();
     ['Task', 'Type', 'Score (%) ±band [interval]', 'From'].forEach(function (h) { head.appendChild(el('th', h)); });
-    var body = t.createTBody();
+    var tb = t.createTBody();
     data.scores[model].forEach(function (s) {
-      var tr = body.insertRow();
-      s.forEach(function (v) { tr.appendChild(el('td', v)); });
+      var tr = tb.insertRow();
+      s.forEach(function (v) { var td = document.createElement('td'); td.appendChild(breakable(v)); tr.appendChild(td); });
     });
     box.appendChild(t);
+    opener = from || null;
     dialog.showModal();
+    $('card-close').focus();
   }
-  table.tBodies[0].addEventListener('click', function (e) {
-    var tr = e.target.closest('tr');
-    if (tr) show(tr.dataset.model);
+  body.addEventListener('click', function (e) {
+    var marked = e.target.closest('abbr, span[title]');
+    if (marked) { say(marked.title); return; }  // a tap on a blank or a mark shows its reason, not the card
+    var td = e.target.closest('td'), tr = e.target.closest('tr');
+    if (td && td.title) say(td.title);
+    if (tr) show(tr.dataset.model, tr);
   });
-  document.getElementById('card-close').addEventListener('click', function () { dialog.close(); });
-  apply();
+  body.addEventListener('keydown', function (e) {
+    var tr = e.target.closest('tr');
+    if (tr && e.target === tr && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); show(tr.dataset.model, tr); }
+  });
+  $('card-close').addEventListener('click', function () { dialog.close(); });
+  dialog.addEventListener('close', function () { if (opener) opener.focus(); });
+  // for readers' scripts and the tests: load(hash) shows the view a shared link names
+  window.maebView = {compute: compute, selection: selection, csv: csv, apply: apply, state: function () { return last; },
+    load: function (hash) { setUrl(hash); fromHash(hash || ''); }};
+  fromHash();
   document.body.dataset.ready = 'yes';
 })();
 """
 
 
 BORDA = (
-    "Rank is the Borda count, as on mteb's leaderboard: within each task the models are ranked, a model earns one point "
-    "for each model it beats (ties share), and the ranks order the total points. A model that lacks a task earns "
-    "nothing for it, and a large win counts no more than a narrow one, so a model with a higher mean can rank below "
-    "one with a lower mean that beats more models on more tasks. Means are blank (n/a) where a task of the mean is "
-    "missing: hover over n/a for which."
+    "Rank is the Borda count, as on mteb's leaderboard: within each task the models are ranked (ties share the average "
+    "rank), a model earns points by its rank, and the ranks order the total points (ties share the best rank). Under "
+    "mteb's rule a model earns n_models - rank on a task (n_models: the models shown); under the MAEB paper's rule "
+    "n_task - rank (n_task: the models that ran the task), so only against the models that ran it. A model that lacks "
+    "a task earns nothing for it, and a large win counts no more than a narrow one, so a model with a higher mean can "
+    "rank below one with a lower mean that beats more models on more tasks. Choosing a benchmark, task types, domains, "
+    "languages, a task modality or tasks recomputes ranks and means over the chosen tasks, as `maeb leaderboard --tasks "
+    "... --borda RULE` does; the Borda rule choice switches the rule. Means are blank (n/a) where a task of the mean "
+    "is missing: hover over or tap n/a for which."
 )
 
 
@@ -442,8 +803,8 @@ def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
     legend = (
         '<div class="legend"><span>Cell shade: score</span><span>0</span>'
         '<span class="scale" style="background: linear-gradient(to right, hsl(212,70%,97%), hsl(212,70%,55%))"></span>'
-        "<span>100</span><span>– no result; n/a: a mean lacks a task (hover); hover a cell for where its score comes from;"
-        f" click a row for the model's card{refs}</span></div>"
+        "<span>100</span><span>– no result; n/a: a mean lacks a task (hover or tap); hover or tap a cell for where its score"
+        f" comes from; click a row (or Tab to it and press Enter) for the model's card; click a header to sort{refs}</span></div>"
     )
     flat = _flat(board, base)
     notes = [
@@ -462,10 +823,12 @@ def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
         notes.append(("missing", f"No results at all for: {', '.join(board.missing_tasks)}."))
     body = f"""<h1>{title}</h1>
 <p>{count(len(board.rows), "model")}, {count(len(board.tasks), "task")}; scores in %.{blank_note}
-Filters choose what is shown; ranks and means are those of the whole board.</p>
+The choice of tasks recomputes ranks and means; the row filters only hide rows.</p>
 {_filters(board, model_cards, benches, show_tasks)}
 {legend}
+<p id="rule" aria-live="polite"></p>
 {_table(board, model_cards, facts, show_tasks, base, flat)}
+<p id="info" aria-live="polite"></p>
 {"".join(f'<p id="{i}">{html.escape(n)}</p>' for i, n in notes)}
 {f'<p id="uncertainty">Uncertainty: {html.escape(board.uncertainty.summary())}.</p>' if board.uncertainty else ""}
 {_tasks_table(board) if per_task == "rows" else ""}
@@ -474,8 +837,11 @@ Filters choose what is shown; ranks and means are those of the whole board.</p>
 <p id="borda-rule">{html.escape(_borda_line(board))}</p>
 <h2>Figures</h2>
 {_figures(board, model_cards, results)}
-<dialog id="card"><button id="card-close" type="button">Close</button><div id="card-body"></div></dialog>
+<details id="cite"><summary>Cite this view</summary><p>This view of the board (its URL holds the choice of tasks
+and rows). Cite also the benchmark's paper and each model's, as their authors ask.</p><pre id="cite-text"></pre></details>
+<dialog id="card" aria-label="model card"><button id="card-close" type="button">Close</button><div id="card-body"></div></dialog>
 {json_script("leaderboard-data", to_json(board))}
+{json_script("explore-data", _explore_data(board, base))}
 {json_script("page-data", _page_data(board, model_cards))}
 {json_script("bench-data", benches)}
 <script>{_SCRIPT}</script>"""

@@ -109,11 +109,13 @@ def to_json(board: Board) -> dict:
     """The leaderboard's JSON results file: tasks, per-model ranks, means and scores (6 places), the
     uncertainty where computed; `generated` is the time of writing in UTC. A task's chance and majority
     levels (None where its results record none), why it separates no models (None where it does) and,
-    where its results record one, its label-shuffled control (`shuffled`). Where any cell is fragile
-    (maeb.stability), each model's `fragile` says per task whether its score is; absent, none is."""
-    from .baselines import board_baselines, board_shuffled
+    where they record one, each model's label-shuffled control per task (the model's `shuffled`: a
+    control belongs to a model's run, never to the task). Where any cell is fragile (maeb.stability), each
+    model's `fragile` says per task whether its score is; absent, none is."""
+    from .baselines import board_baselines
+    from .cards import shuffled_controls
 
-    base, shuffled = board_baselines(board), board_shuffled(board)
+    base, shuffled = board_baselines(board), shuffled_controls(board)
     flat = _flat(board, base)
     fragile = _any_fragile(board)
     return {
@@ -133,7 +135,6 @@ def to_json(board: Board) -> dict:
                 "chance": _num(base[t.name][0]) if t.name in base else None,
                 "majority": _num(base[t.name][1]) if t.name in base else None,
                 "not_separating": flat.get(t.name),
-                **({"shuffled": _num(shuffled[t.name])} if t.name in shuffled else {}),  # only where recorded
             }
             for t in board.tasks
         ],
@@ -158,11 +159,23 @@ def to_json(board: Board) -> dict:
                 "train_eval_shared_clips": dict(r.leaks),
                 "tie_dependent": list(r.tie_dependent),
                 **({"fragile": {t: t in r.fragile for t in r.tasks}} if fragile else {}),  # only where a cell is
+                **_shuffled_of(shuffled, r.model),  # only where its runs recorded the control
             }
             for r in board.rows
         ],
         **({"uncertainty": board.uncertainty.as_dict()} if board.uncertainty is not None else {}),
     }
+
+
+def _shuffled_of(shuffled: dict[tuple[str, str], float], model: str) -> dict:
+    """A model's `shuffled` entry for the JSON file: task -> its control, or nothing where it recorded none."""
+    mine = {t: _num(v) for (m, t), v in shuffled.items() if m == model}
+    return {"shuffled": mine} if mine else {}
+
+
+def _shuffled_text(shuffled: dict[tuple[str, str], float], model: str, task: str) -> str:
+    """What follows a model's score on a task where its run recorded the label-shuffled control."""
+    return f" (shuffled {pct(shuffled[(model, task)])})" if (model, task) in shuffled else ""
 
 
 def _task_pct(board: Board, row, task: str) -> str:
@@ -296,10 +309,12 @@ def to_markdown(board: Board, per_task=None) -> str:
 
 def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models. Chance and Majority
-    columns where results record baselines, a Shuffled column where they record the shuffled control."""
-    from .baselines import board_baselines, board_shuffled
+    columns where results record baselines; a model's label-shuffled control, where its run recorded one,
+    in brackets after its score (a control is the model's, not the task's)."""
+    from .baselines import board_baselines
+    from .cards import shuffled_controls
 
-    base = board_baselines(board)
+    base, shuffled = board_baselines(board), shuffled_controls(board)
     flat = _flat(board, base)
     rows = [
         [
@@ -310,6 +325,7 @@ def to_markdown_by_task(board: Board) -> str:
                 + (LEAK_MARK if t.name in r.leaks else "")
                 + _tie(r, t.name)
                 + _fragile(r, t.name)
+                + _shuffled_text(shuffled, r.model, t.name)
                 for r in board.rows
             ),
         ]
@@ -320,11 +336,6 @@ def to_markdown_by_task(board: Board) -> str:
         head += ["Chance", "Majority"]
         for row, t in zip(rows, board.tasks):
             row += [pct(v) for v in base[t.name]] if t.name in base else ["–", "–"]
-    shuffled = board_shuffled(board)
-    if shuffled:  # the label-shuffled control, only where a run recorded it (--controls shuffled)
-        head.append("Shuffled")
-        for row, t in zip(rows, board.tasks):
-            row.append(pct(shuffled[t.name]) if t.name in shuffled else "–")
     notes = [n for n in (_fragile_note(board), _flat_note(flat), _clustering_note(board, base)) if n]
     return "\n".join(markdown_table(head, rows)) + "\n" + "".join("\n" + md_text(n) + "\n" for n in notes)
 
@@ -389,12 +400,12 @@ def _fragile_span(row, task: str) -> str:
 
 def _tasks_table(board: Board) -> str:
     """Tasks as rows, models as columns."""
-    from .baselines import board_baselines, board_shuffled
+    from .baselines import board_baselines
+    from .cards import shuffled_controls
 
     head = ["Task", "Type", *(r.model for r in board.rows)]
-    base, shuffled = board_baselines(board), board_shuffled(board)
+    base, shuffled = board_baselines(board), shuffled_controls(board)
     head += ["Chance", "Majority"] if base else []
-    head += ["Shuffled"] if shuffled else []  # only where a run recorded the control (--controls shuffled)
     rows = []
     for t in board.tasks:
         cells = [cell(t.name, html.escape(t.name)), cell(t.type, html.escape(t.type))]
@@ -404,14 +415,13 @@ def _tasks_table(board: Board) -> str:
                 html.escape(_task_pct(board, r, t.name))
                 + _leak_span(r, t.name)
                 + _tie_span(r, t.name)
-                + _fragile_span(r, t.name),
+                + _fragile_span(r, t.name)
+                + html.escape(_shuffled_text(shuffled, r.model, t.name)),  # the model's control, not the task's
             )
             for r in board.rows
         ]
         if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
             cells += [cell(v, pct(v)) for v in base.get(t.name, (None, None))]
-        if shuffled:
-            cells.append(cell(shuffled.get(t.name), pct(shuffled[t.name]) if t.name in shuffled else "–"))
         rows.append(cells)
     return "<h2>Tasks</h2>\n" + html_table(head, rows, "tasks")
 
