@@ -138,7 +138,7 @@ def test_boards_show_intervals_beside_unchanged_ranks(tmp_path):
         line.split("|")[1:3] for line in plain["md"].splitlines() if line.startswith("| 1 ") or line.startswith("| 2 ")
     ]
     html = render(board, "html", "rows")
-    assert ">Rank interval</th>" in html and 'id="uncertainty"' in html and "Rank interval" not in plain["html"]
+    assert ">Rank interval</th>" in html and 'id="uncertainty"' in html and ">Rank interval</th>" not in plain["html"]
     data = json.loads(render(board, "json"))
     assert [m["rank_borda"] for m in data["models"]] == [m["rank_borda"] for m in json.loads(plain["json"])["models"]]
     assert data["uncertainty"]["models"]["org/a"]["rank_low"] == 1 and data["uncertainty"]["neighbour_pairs"] == 1

@@ -67,9 +67,9 @@ def to_csv(board: Board) -> str:
             "n_tasks",
             *board.types,
             *map(csv_safe, task_names),
-            "tie_dependent",
-            *(["fragile"] if fragile else []),
             "borda_rule",  # a column, not a comment line: pandas.read_csv loads the file as it is
+            "tie_dependent",  # the markers stay the last columns, as the docs say
+            *(["fragile"] if fragile else []),
         ]
     )
     for r in board.rows:
@@ -82,9 +82,9 @@ def to_csv(board: Board) -> str:
                 r.n_tasks,
                 *(_num(r.types.get(t)) for t in board.types),
                 *(_num(r.tasks.get(t)) for t in task_names),
+                board.borda,
                 csv_safe(";".join(r.tie_dependent)),  # the tasks whose score moves with the order of tied items
                 *([csv_safe(";".join(r.fragile))] if fragile else []),  # the tasks whose score is fragile
-                board.borda,
             ]
         )
     return buf.getvalue()
