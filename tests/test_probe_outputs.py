@@ -148,3 +148,54 @@ def test_ranking_chance_equals_every_order_even_past_the_pool(n, gains, k):
         mrr.append(next((1 / (i + 1) for i, g in enumerate(top) if g > 0), 0.0))
     assert ch.ranking_key("NDCG")[0](n, gains, ideal, k) == pytest.approx(np.mean(ndcg), abs=1e-12)
     assert ch.ranking_key("MRR")[0](n, gains, ideal, k) == pytest.approx(np.mean(mrr), abs=1e-12)
+
+
+# -- the explorer page: the CSV, the cite box and the link's unknown names ------------------------------------------
+EXPLORE = r"""
+var v = window.maebView, $ = function (id) { return document.getElementById(id); };
+out.cite = $('cite-text').textContent; out.csv = v.csv();
+v.load('#task=NoSuchTask&type=NoSuchType'); out.note = $('rule').textContent;
+"""
+
+
+def bibtex_fields(entry: str) -> list[str]:
+    """The field names of a BibTeX entry as BibTeX reads them: every brace counts, backslash or not."""
+    depth, fields, token = 0, [], ""
+    for c in entry:
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if depth == 1 and c == "=":
+            fields.append(token.strip().split(",")[-1].strip())
+            token = ""
+        elif depth == 1 and c not in "{}":
+            token += c
+    return fields
+
+
+@pytest.mark.skipif(__import__("shutil").which("chromium") is None, reason="Debian's chromium is not installed")
+def test_explorer_cite_csv_and_unknown_link_names(tmp_path, monkeypatch):
+    import csv
+    import io
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_explorer import in_chromium
+
+    from maeb.analysis import page as page_module
+    from maeb.analysis.leaderboard import aggregate
+    from maeb.results.read import Score, TaskInfo
+
+    monkeypatch.setattr(page_module, "_figures", lambda *args: "<p>figures left out</p>")
+    infos = {"Signed": TaskInfo("Signed", "AudioClustering", main_score="ari")}
+    names = ["=cmd()", "-2+3", "o/plain"]
+    scores = [Score(m, "r1", "Signed", "test", "default", -0.05 + 0.01 * i) for i, m in enumerate(names)]
+    board = aggregate(scores, infos=infos, benchmark="Bad}, author={evil} , x={")
+    got = in_chromium(page_module.to_html(board, "columns"), EXPLORE, tmp_path)
+    assert got["errors"] == []
+    # before: title = {Bad}, author={evil} , x={ leaderboard}: BibTeX read an author field the page never wrote
+    assert bibtex_fields(got["cite"]) == ["title", "note", "howpublished"], got["cite"]
+    rows = list(csv.reader(io.StringIO(got["csv"])))
+    assert sorted(r[1] for r in rows[1:]) == sorted(["'=cmd()", "'-2+3", "o/plain"])  # formulas still prefixed
+    signed = [c for r in rows[1:] for c in r[2:] if c.startswith(("-", "'-"))]
+    assert signed and all(c.startswith("-") for c in signed), signed  # before: '-1.0, text to a spreadsheet
+    assert "left out: type NoSuchType, task NoSuchTask." in got["note"]  # before: dropped without a word
