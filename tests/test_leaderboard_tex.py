@@ -225,3 +225,85 @@ def test_pdflatex_compiles_every_view(tmp_path, intervals):
     log = (tmp_path / "paper.log").read_text(errors="replace")
     for trouble in ("Missing character", "Undefined control sequence", "Overfull \\hbox"):
         assert trouble not in log, trouble
+
+
+# -- what scripts/probe_outputs.py found (issue 46's fault probe); each failed before its fix -----------------------
+
+
+def test_a_score_that_is_no_number_is_missing_and_never_bold():
+    board = aggregate([s("o/a", "T", float("inf")), s("o/b", "T", 0.5)], benchmark="B")  # before: \textbf{inf}
+    for per_task in (None, "rows"):
+        text = to_latex(board, ["tasks"], per_task=per_task)
+        assert "inf" not in text and r"\textbf{50.0}" in text and MISSING in text
+
+
+def test_quotes_dashes_and_control_characters_print_as_themselves():
+    # before: -- printed an en dash, `` and '' curly quotes, " a closing quote, and ^^A stopped pdflatex
+    assert escape("a--b") == "a-{}-b" and escape("x-y") == "x-y"
+    assert escape("`q'\"") == r"\textasciigrave{}q\textquotesingle{}{\ttfamily\char34}"
+    assert escape("nul\x00ctl\x01soft\u00ad") == "nul ctl soft"
+
+
+def test_intervals_without_uncertainty_is_one_line():
+    with pytest.raises(MaebError, match="LaTeX intervals: the board carries no uncertainty"):
+        to_latex(hand_board(), intervals=True)  # before: tables without a single interval
+
+
+def test_characters_beyond_pdflatex_are_said_once(caplog):
+    board = aggregate([s("o/Ωmega-日本", "T", 0.5), s("o/é-ü-ł", "T", 0.4)], benchmark="B")
+    with caplog.at_level("WARNING", logger="maeb"):
+        text = to_latex(board)
+    assert text.startswith("% names hold characters pdflatex cannot print without other packages (Ω 日 本)")
+    assert "xelatex or lualatex" in caplog.text  # before: nothing, pdflatex stopped on the first
+    assert not to_latex(aggregate([s("o/é-ü-ł", "T", 0.4)])).startswith("% names hold")
+
+
+HOSTILE = [r"\input{/etc/passwd}", r"\immediate\write18{touch pwned}", 'x--y `q\' "z" ^^41 a\x01b', "Ł-ß-€-…", "w" * 300]
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex absent (scripts/install_debian.sh installs it)")
+def test_hostile_names_compile_and_run_nothing_even_with_shell_escape(tmp_path):
+    """Names that try to read a file or run a command are printed, not executed: compiled here with
+    -shell-escape on, nothing is touched and /etc/passwd is never opened; 40 task columns and an empty
+    board compile too."""
+    scores = [s(m, f"Task_{j}", 0.3 + 0.01 * i + 0.001 * j) for i, m in enumerate(HOSTILE) for j in range(40)]
+    tables = to_latex(aggregate(scores, benchmark="B{}&"), per_task="rows") + to_latex(aggregate(scores))
+    tables += to_latex(aggregate([], benchmark="Empty"))
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\begin{document}\n"
+        + tables
+        + "\\end{document}\n"
+    )
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-shell-escape", "paper.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    log = (tmp_path / "paper.log").read_text(errors="replace")
+    assert not (tmp_path / "pwned").exists() and "/etc/passwd" not in log.replace(r"\input{/etc/passwd}", "")
+    for trouble in ("Missing character", "Undefined control sequence"):
+        assert trouble not in log, trouble
+
+
+def test_an_unwritable_or_full_target_is_one_line_and_leaves_nothing(tmp_path, table, capsys, monkeypatch):
+    import errno
+    import os
+
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    for target, needle in ((blocker / "t.tex", "is a file, not a folder"), (tmp_path, "it is a folder")):
+        assert main(["leaderboard", "--results", str(table), "--format", "tex", "--out", str(target)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert needle in err and "--output-dir" not in err and len(err.splitlines()) == 1, err  # before: --output-dir
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    out = tmp_path / "board.tex"
+    assert main(["leaderboard", "--results", str(table), "--format", "tex", "--out", str(out)]) == 2
+    assert "No space left on device); free some space" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "main_scores.csv"]  # no half file, no temporary

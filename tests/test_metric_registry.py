@@ -75,7 +75,7 @@ def test_declaring_is_checked(monkeypatch):
     with pytest.raises(SpecError, match="'accuracy' is already declared"):
         registry.register_metric("accuracy", lambda a, b: 0.0, oracle="numpy")
 
-    @registry.metric(oracle="numpy")
+    @registry.metric(oracle="numpy", higher_is_better=True)
     def mine(a, b) -> float:
         """Zero."""
         return 0.0

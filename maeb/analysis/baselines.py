@@ -170,10 +170,12 @@ def baselines(spec, tables: dict, split: str, seed: int = 0) -> dict | None:
         warnings.simplefilter("ignore")  # sklearn's warnings for empty classes: those score 0, as in the evaluators
         if isinstance(test, RetrievalData) and spec.type in ("retrieval", "reranking"):
             out = _retrieval(spec, test, rng, metric)
-        elif not isinstance(test, Table) or label not in test:
-            out = None
+        elif not isinstance(test, Table) or label not in test or not len(test[label]):
+            out = None  # no clip: no chance level (clustering's draws would say 1.0, sklearn's v-measure of nothing)
         elif spec.type == "classification":
             cross = spec.protocol.get("cross_validation") or not isinstance(train, Table) or train is test
+            if not cross and isinstance(train, Table) and (label not in train or not len(train[label])):
+                return None  # no training label: no class is the most frequent one
             out = _single_label(spec, test, None if cross else train, rng, metric)
         elif spec.type == "zeroshot":
             out = _single_label(spec, test, None, rng, metric)

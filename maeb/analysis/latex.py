@@ -10,10 +10,14 @@ few-shot range ([low--high]).
 The output is a fragment to \\input: it needs \\usepackage{booktabs} and \\usepackage{graphicx} (a
 table wider than the line is scaled to it with \\resizebox), both in a plain LaTeX install (Debian's
 texlive-latex-base and texlive-latex-recommended). Names are escaped here: a model or task name
-holding _ & % # $ { } ~ ^ \\ < > | reads as itself, never as markup."""
+holding _ & % # $ { } ~ ^ \\ < > | ' " ` -- reads as itself, never as markup; a character pdflatex
+cannot print without other packages (Greek, CJK) is named in a comment atop the output and on stderr."""
 
 from __future__ import annotations
 
+import logging
+import math
+import unicodedata
 from collections.abc import Sequence
 
 from .leaderboard import BORDA_RULES, Board, Row
@@ -45,15 +49,53 @@ _SPECIALS = {
     "±": r"$\pm$",
     "\r": " ",
     "\n": " ",
+    # the OT1 font makes ligatures of these (`` '' into curly quotes, !` ?` into inverted marks) and prints " as a
+    # closing quote: a name holding them would print other characters
+    "`": r"\textasciigrave{}",
+    "'": r"\textquotesingle{}",
+    '"': r"{\ttfamily\char34}",  # OT1 has no straight double quote but in its typewriter font
 }
+# characters above ASCII that pdflatex's utf8 input (LaTeX 2018 on, no other package) prints: Latin-1 and Latin
+# Extended-A but for the few it leaves undefined, and common punctuation (tests/test_leaderboard_tex.py compiles
+# them). Any other one (Greek, CJK, an emoji) stops pdflatex with "Unicode character ... not set up".
+_PDFLATEX = ({chr(c) for c in range(0xA0, 0x180)} - set("\u0126\u0127\u0138\u013f\u0140\u0149\u0166\u0167\u017f")) | set(
+    "\u2018\u2019\u201c\u201d\u2022\u2026\u20ac\u2122\u2190\u2192"
+)
+LOG = logging.getLogger("maeb")
+
+
+def _char(ch: str, after: str) -> str:
+    if ch in _SPECIALS:
+        return _SPECIALS[ch]
+    kind = unicodedata.category(ch)
+    if kind == "Cc":  # a control character: pdflatex stops on ^^A
+        return " "
+    if kind in ("Cf", "Cs", "Co", "Cn"):  # invisible (a soft hyphen, a joiner) or no character at all
+        return ""
+    if ch == "-" and after == "-":
+        return "-{}"  # -- and --- would print dashes: each hyphen stays one
+    return ch
 
 
 def escape(text: object) -> str:
-    """Text that LaTeX prints as it reads: each special character replaced by the command printing it."""
-    return "".join(_SPECIALS.get(ch, ch) for ch in str(text))
+    """Text that LaTeX prints as it reads: each special character replaced by the command printing it
+    (a control character by a space, an invisible one left out)."""
+    text = str(text)
+    return "".join(_char(ch, text[i + 1 : i + 2]) for i, ch in enumerate(text))
+
+
+def beyond_pdflatex(text: str) -> list[str]:
+    """The characters of `text` (as escape() writes them) that pdflatex without other packages cannot print."""
+    return sorted({ch for ch in text if ord(ch) > 0x7E and ch not in _PDFLATEX})
+
+
+def _finite(value: float | None) -> float | None:
+    """None for a missing value and for one that is no number to print (NaN, inf: never bold, never a cell)."""
+    return None if value is None or not math.isfinite(value) else value
 
 
 def _pct(value: float | None) -> str:
+    value = _finite(value)
     return MISSING if value is None else f"{100 * value:.1f}"
 
 
@@ -73,7 +115,7 @@ def _rounded(value: float | None, scale: float = 100.0) -> float | None:
 
 
 def _task_cell(board: Board, row: Row, task: str, intervals: bool) -> str:
-    value = row.tasks.get(task)
+    value = _finite(row.tasks.get(task))
     text = _pct(value)
     u = board.uncertainty
     if value is None or not intervals or u is None:
@@ -126,7 +168,7 @@ def _table(board: Board, view: str, caption: str, head: Sequence[str], rows: lis
     rule = board.borda
     text = (
         f"{escape(caption)} Scores in \\%; the best of each column in bold; {MISSING} = missing. "
-        f"Ranks: {escape(BORDA_RULES[rule])} (\\texttt{{{escape('--borda ' + rule)}}})."
+        f"Ranks: {escape(BORDA_RULES[rule])} (\\texttt{{--borda {escape(rule)}}})."
     )
     lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{text}}}", rf"\label{{tab:maeb-{view}}}"]
     lines += _tabular(head, rows, align) + [r"\end{table}"]
@@ -183,7 +225,7 @@ def tasks_table(board: Board, intervals: bool = False, per_task: str | None = No
         rows = []
         for t in board.tasks:
             cells = [_task_cell(board, r, t.name, shown) for r in board.rows]
-            values = [r.tasks.get(t.name) for r in board.rows]
+            values = [_finite(r.tasks.get(t.name)) for r in board.rows]
             cells = _bold_best(cells, [_rounded(v) for v in values], t.lower_is_better)
             rows.append([escape(t.name), escape(t.type), *cells])
         return _table(board, "tasks", caption, head, rows, "ll" + "r" * len(board.rows))
@@ -206,6 +248,13 @@ def to_latex(board: Board, views: Sequence[str] = VIEWS, intervals: bool = False
         from ..core.errors import MaebError
 
         raise MaebError(f"LaTeX view {unknown[0]!r}: choose among {', '.join(VIEWS)}")
+    if intervals and board.uncertainty is None:
+        from ..core.errors import MaebError
+
+        # otherwise the tables come out without a single interval, as if none had been asked for
+        raise MaebError(
+            "LaTeX intervals: the board carries no uncertainty (set board.uncertainty = maeb.analysis.uncertainty.compute(board) first)"
+        )
     parts = ["% maeb leaderboard --format tex: needs \\usepackage{booktabs} and \\usepackage{graphicx}\n"]
     for view in views:
         if view == "ranks":
@@ -214,4 +263,11 @@ def to_latex(board: Board, views: Sequence[str] = VIEWS, intervals: bool = False
             parts.append(types_table(board))
         else:
             parts.append(tasks_table(board, intervals, per_task))
-    return "\n".join(parts)
+    text = "\n".join(parts)
+    beyond = beyond_pdflatex(text)
+    if beyond:  # said once, in the file and on stderr, rather than as pdflatex's stop on the first of them
+        shown = " ".join(beyond[:10]) + (" ..." if len(beyond) > 10 else "")
+        note = f"names hold characters pdflatex cannot print without other packages ({shown}): compile with xelatex or lualatex"
+        LOG.warning("LaTeX: %s", note)
+        text = f"% {note}\n" + text
+    return text

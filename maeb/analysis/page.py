@@ -587,7 +587,8 @@ _SCRIPT = r"""
       + (showInterval ? '' : ' Rank intervals are of the whole board under its own rule (' + X.rule + ') and are hidden for this choice.')
       + (res.hidden.length ? ' ' + res.hidden.length + ' model(s) with no complete chosen task are not shown but take rank numbers: '
         + res.hidden.slice(0, 5).map(function (h) { return h[0] + ' (rank ' + h[1] + ')'; }).join(', ') + '.' : '');
-    $('rule').textContent = note;
+    if (!fromHash) ignored = [];  // a choice of the reader's own replaces the link's
+    $('rule').textContent = note + (ignored.length ? ' The link names what this board does not hold, left out: ' + ignored.join(', ') + '.' : '');
     last = {names: names, rule: rule, result: res};
     var hash = toHash();
     $('share').href = hash || '#';
@@ -633,16 +634,22 @@ _SCRIPT = r"""
     var s = p.toString();
     return s ? '#' + s : '';
   }
+  var ignored = [];  // what the link named that this board does not hold (a typo, another board's task): said, not silently dropped
   function fromHash(given) {  // the view a link names: `given` (load's), else the page's own #...
     var p = new URLSearchParams((typeof given === 'string' ? given : location.hash).replace(/^#/, ''));
+    ignored = [];
     FIELDS.forEach(function (f) {
       var el = $('f-' + f), v = p.has(f) ? p.get(f) : defaults[f];
-      if (el.tagName === 'SELECT' && !Array.from(el.options).some(function (o) { return o.value === v; })) v = defaults[f];
+      if (el.tagName === 'SELECT' && !Array.from(el.options).some(function (o) { return o.value === v; })) {
+        if (p.has(f)) ignored.push(f + ' ' + v);
+        v = defaults[f];
+      }
       el.value = v;
     });
     PICKS.forEach(function (f) {
-      var vs = p.getAll(f);
-      $('f-' + f).querySelectorAll('input').forEach(function (i) { i.checked = vs.indexOf(i.value) >= 0; });
+      var vs = p.getAll(f), inputs = Array.from($('f-' + f).querySelectorAll('input'));
+      inputs.forEach(function (i) { i.checked = vs.indexOf(i.value) >= 0; });
+      vs.forEach(function (v) { if (!inputs.some(function (i) { return i.value === v; })) ignored.push(f + ' ' + v); });
     });
     var s = p.get('sort') || '', cut = s.lastIndexOf(':'), key = s.slice(0, cut), dir = s.slice(cut + 1);  // a task key holds ':'
     sort = cut > 0 && (dir === 'asc' || dir === 'desc') && Array.from(headRow.cells).some(function (th) { return keyOf(th) === key; })
@@ -660,8 +667,9 @@ _SCRIPT = r"""
   // -- the current view as CSV: the columns and rows shown, in their order, the numbers shown
   function csvCell(v) {
     v = String(v);
-    if (/^[=+\-@\t\r]/.test(v)) v = "'" + v;  // a spreadsheet would run it as a formula
-    return /[",\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+    // a spreadsheet would run it as a formula: prefixed with ' (OWASP); a number (a signed score, -3.2) stays a number
+    if (/^[=+\-@\t\r]/.test(v) && !/^-?\d+(\.\d+)?$/.test(v)) v = "'" + v;
+    return /[",\r\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
   }
   function csv() {
     var heads = Array.from(headRow.cells).filter(function (th) { return !th.hidden; });
@@ -687,12 +695,20 @@ _SCRIPT = r"""
     document.body.appendChild(a); a.click(); a.remove();
   });
   // -- the cite box: this view of the board, with the rule and the tasks it ranks
+  // a field's text as BibTeX and LaTeX read it: BibTeX counts every brace (\{ too), so a name's braces are
+  // \textbraceleft{}, never one that closes the field and opens another (title = {X}, author = {...})
+  var BIB = {'\\': '\\textbackslash{}', '{': '\\textbraceleft{}', '}': '\\textbraceright{}', '$': '\\$', '&': '\\&',
+    '#': '\\#', '_': '\\_', '%': '\\%', '^': '\\textasciicircum{}', '~': '\\textasciitilde{}'};
+  function bib(text) { return String(text).replace(/[\\{}$&#_%^~]/g, function (c) { return BIB[c]; }); }
   function cite() {
     var when = (meta.generated || '').slice(0, 10), n = last.names.length;
+    // the link of this view as the page writes it (a link it was opened with may hold raw braces), braces and
+    // backslashes of the address percent-encoded
+    var link = (location.href.split('#')[0] + toHash()).replace(/[{}\\\s]/g, function (c) { return encodeURIComponent(c); });
     $('cite-text').textContent = '@misc{maeb_leaderboard_' + when.replace(/-/g, '') + ',\n'
-      + '  title = {' + (meta.benchmark || 'maeb results') + ' leaderboard' + (n === order.length ? '' : ', ' + n + ' of ' + order.length + ' tasks') + '},\n'
-      + '  note = {maeb ' + meta.maeb_version + ', Borda rule ' + last.rule + ', generated ' + when + '},\n'
-      + '  howpublished = {\\url{' + location.href + '}}\n}';
+      + '  title = {' + bib(meta.benchmark || 'maeb results') + ' leaderboard' + (n === order.length ? '' : ', ' + n + ' of ' + order.length + ' tasks') + '},\n'
+      + '  note = {maeb ' + bib(meta.maeb_version) + ', Borda rule ' + bib(last.rule) + ', generated ' + bib(when) + '},\n'
+      + '  howpublished = {\\url{' + link + '}}\n}';
   }
   // -- the model card
   var dialog = $('card'), opener = null;

@@ -21,11 +21,17 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from ..core.errors import DataError
 from . import ties
 
 
 def _counts(counts) -> np.ndarray:
-    c = np.asarray(counts, dtype=float)
+    """The classes present (count > 0); a chance level of no clip, or of a negative count, is no number."""
+    c = np.asarray(counts, dtype=float).reshape(-1)
+    if not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise DataError(f"class counts must be counts (finite, 0 or more), got {c.tolist()[:10]}")
+    if not np.any(c > 0):
+        raise DataError("no clip to guess: the chance level of an empty split is undefined")
     return c[c > 0]
 
 
@@ -89,7 +95,9 @@ def uniform_f1_weighted(counts) -> float:
 def random_ap(n: int, r: int) -> float:
     """Expected average precision of n items in uniformly random order, r of them positive:
     (r-1)/(n-1) + (n-r) H_n / (n (n-1)); 0 without a positive (sklearn scores it 0), 1 for one item."""
-    if r <= 0 or n <= 0:
+    if r > n or r < 0 or n < 0:  # more positives than items: the formula would exceed 1
+        raise DataError(f"random AP of {n} items with {r} positive: positives must be between 0 and the items")
+    if r == 0 or n == 0:
         return 0.0
     if n == 1:
         return 1.0
@@ -100,6 +108,10 @@ def random_ap(n: int, r: int) -> float:
 def random_lrap(y) -> float:
     """Expected label ranking average precision of uniformly random label scores for 0/1 matrix y."""
     y = np.asarray(y)
+    if y.ndim != 2 or not len(y) or not y.shape[1]:
+        raise DataError(
+            f"label matrix of shape {y.shape}: random LRAP needs one row per clip and a column per label, at least one of each"
+        )
     n_labels = y.shape[1]
     return float(np.mean([1.0 if r in (0, n_labels) else random_ap(n_labels, int(r)) for r in y.sum(axis=1)]))
 

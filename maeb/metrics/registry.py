@@ -100,7 +100,7 @@ def register_metric(
     fn: Callable[..., Any] | None,
     oracle: str,
     *,
-    higher_is_better: bool = True,
+    higher_is_better: bool | None = None,
     range: tuple[float, float] | None = None,
     inputs: str = "",
     pattern: str = "",
@@ -114,17 +114,23 @@ def register_metric(
 ) -> Metric:
     """Declare `fn` as metric `name`, tested against `oracle`, with its facts (see Metric). Declaring a
     taken name again with another function or other facts is refused (it would change the numbers, or
-    the order, of every type and board that looks it up)."""
+    the order, of every type and board that looks it up). higher_is_better must be given for a metric
+    of one's own (a forgotten False would rank an error rate's worst model first); the built-in ones
+    of maeb.metrics.scores default to True."""
     if not isinstance(name, str) or not name:
         raise SpecError(f"metric name must be a non-empty string, got {name!r}")
     if fn is not None and not callable(fn):
         raise SpecError(f"metric {name!r}: {fn!r} is not a function")
     if not isinstance(oracle, str) or not oracle.strip():
         raise SpecError(f"metric {name!r}: name its oracle (the package its test compares against)")
-    if not isinstance(higher_is_better, bool):
+    if higher_is_better is not None and not isinstance(higher_is_better, bool):
         raise SpecError(f"metric {name!r}: higher_is_better must be true or false, got {higher_is_better!r}")
+    for role, given in (("chance", chance), ("majority", majority), ("tie_aware", tie_aware)):
+        if given is not None and not callable(given):  # caught here, not at the first baseline a run computes
+            raise SpecError(f"metric {name!r}: {role} must be a function (INPUTS says its arguments), got {given!r}")
     if range is not None:
-        if len(range) != 2 or not all(isinstance(b, (int, float)) for b in range) or not range[0] < range[1]:
+        pair = isinstance(range, (tuple, list)) and len(range) == 2
+        if not pair or not all(isinstance(b, (int, float)) for b in range) or not range[0] < range[1]:
             raise SpecError(f"metric {name!r}: range must be (low, high) with low < high, got {range!r}")
         range = (float(range[0]), float(range[1]))
     if inputs and inputs not in INPUTS:
@@ -136,16 +142,35 @@ def register_metric(
             raise SpecError(f"metric {name!r}: pattern {pattern!r} is not a regular expression ({exc})") from exc
     text = " ".join((doc or (fn.__doc__ if fn is not None else "") or "").split())
     entry = Metric(
-        name, fn, oracle, text, higher_is_better, range, inputs, pattern, loose, chance, chance_rule, majority, majority_rule,
+        name, fn, oracle, text, higher_is_better is not False, range, inputs, pattern, loose, chance, chance_rule, majority, majority_rule,
         tie_aware,
     )  # fmt: skip
+    # a user's metric meets the built-in ones at once: declared before them, it would take a built-in name
+    # silently and every later look-up would fail on the built-ins' own declaration
+    _builtin()
     found = _METRICS.get(name)
+    twin = next((m for m in _METRICS.values() if m.name != name and m.name.lower() == name.lower()), None)
+    if twin is not None:  # result keys are matched in lower case: the two would read as one
+        raise SpecError(
+            f"metric {name!r}: {twin.name!r} is already declared (names are matched in lower case); choose another name"
+        )
+    # a name another record's pattern reads (ndcg_at_10 is ndcg_at_k's) would take those result keys over; a
+    # name extending a loose one (f1_weighted beside f1) is a metric of its own by design, the name read first
+    covering = next((m for m in _METRICS.values() if m.pattern and re.fullmatch(m.pattern, name.lower())), None)
+    if found is None and covering is not None:
+        raise SpecError(
+            f"metric {name!r}: result key {name.lower()!r} is already read as metric {covering.name!r}; choose another name"
+        )
     if found is not None and found.fn is not fn:
         where = f"{found.fn.__module__}.{found.fn.__qualname__}" if found.fn is not None else found.oracle
         raise SpecError(f"metric {name!r} is already declared ({where}); choose another name")
     if found is not None and found != entry:
         raise SpecError(
             f"metric {name!r} is already declared with other facts (direction, range or baselines); choose another name"
+        )
+    if higher_is_better is None and not _DECLARING[0]:
+        raise SpecError(
+            f"metric {name!r}: say higher_is_better=True or False (whether a larger value is better: boards rank by it)"
         )
     _METRICS[name] = entry
     return entry
@@ -162,9 +187,23 @@ def metric(name: str | None = None, *, oracle: str, **facts: Any) -> Callable[[F
     return declare
 
 
+_LOADED = [False]  # whether the built-in metrics are declared (or being declared)
+_DECLARING = [False]  # while maeb.metrics.scores declares them (their direction defaults to higher is better)
+
+
 def _builtin() -> None:
-    """Load the built-in metrics (their module declares them on import)."""
-    from . import scores  # noqa: F401  (imported for its declarations)
+    """Load the built-in metrics (their module declares them on import, through register_metric,
+    which calls this again: the flag is set first so that call returns at once)."""
+    if _LOADED[0]:
+        return
+    _LOADED[0] = _DECLARING[0] = True
+    try:
+        from . import scores  # noqa: F401  (imported for its declarations)
+    except BaseException:
+        _LOADED[0] = False
+        raise
+    finally:
+        _DECLARING[0] = False
 
 
 def get_metric(name: str) -> Metric:

@@ -241,7 +241,8 @@ def _ranking(short: str, key: str, also: str = "") -> None:
         "pytrec_eval (trec_eval), as maeb.tasktypes.retrieval.query_metrics computes it (tests/test_ties.py)",
         inputs="ranking",
         range=UNIT,
-        pattern=rf"{names}(_at_|@)\d+" + ("" if short in ("recall", "precision", "hit_rate") else f"|{short}"),
+        # a cut-off of 0 documents is no metric: ndcg_at_0 is no result key of this record
+        pattern=rf"{names}(_at_|@)[1-9]\d*" + ("" if short in ("recall", "precision", "hit_rate") else f"|{short}"),
         chance=chance,
         chance_rule="closed form: the pool in uniformly random order (one tie group)",
         majority=expected,

@@ -69,6 +69,21 @@ def expected_metrics(groups: list[list[int]], ideal: list[int], k_values) -> dic
     return expected_of_sizes([(len(g), sum(1 for x in g if x > 0), sum(g)) for g in groups], ideal, k_values)
 
 
+def _check_sizes(groups, k_values) -> None:
+    """Refuse what has no expectation: a cut-off below 1 (a division by zero), a group of more relevant
+    items than items, or negative counts or gains (values above 1 otherwise, silently)."""
+    from ..core.errors import DataError
+
+    for k in k_values:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise DataError(f"ranking cut-off k={k!r}: it must be a whole number of documents, 1 or more")
+    for n, r, g in groups:
+        if not 0 <= r <= n or g < 0:
+            raise DataError(
+                f"tie group ({n} documents, {r} relevant, gain sum {g}): needs 0 <= relevant <= documents and gains >= 0"
+            )
+
+
 def expected_of_sizes(groups: Sequence[tuple[int, int, int | float]], ideal: list[int], k_values) -> dict[str, float]:
     """expected_metrics of groups given as (items, relevant items, gain sum), best group first: the
     expectation depends on nothing else, so a pool of thousands of documents in random order is one
@@ -78,6 +93,7 @@ def expected_of_sizes(groups: Sequence[tuple[int, int, int | float]], ideal: lis
     on average (McSherry and Najork)."""
     n_rel = len(ideal)
     out: dict[str, float] = {}
+    _check_sizes(groups, k_values)
     for k in k_values:
         dcg, found, ap_sum, mrr, no_hit = 0.0, 0, 0.0, 0.0, 1.0
         pos, before = 0, 0  # items and relevant items in the groups before this one

@@ -48,6 +48,19 @@ def _umask() -> int:
     return mask
 
 
+def _write_hint(path: Path, exc: OSError) -> str:
+    """What to do about a file that cannot be written: said for the cause (a leaderboard's --out is no
+    --output-dir, so no flag is named)."""
+    if exc.errno == errno.ENOSPC:
+        return "free some space"
+    if path.is_dir():
+        return "it is a folder: name a file in it"
+    above = next((p for p in path.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        return f"{above} is a file, not a folder"
+    return "check the folder's permissions or write elsewhere"
+
+
 def _write_atomic(path: Path, text: str | bytes) -> None:
     """Write to a temporary file beside the target, fsync, then rename: a reader sees the old file
     or the new one, never half of one. Failures name the path and what to do."""
@@ -66,8 +79,7 @@ def _write_atomic(path: Path, text: str | bytes) -> None:
     except OSError as exc:
         if tmp and os.path.exists(tmp):
             os.unlink(tmp)
-        hint = "free some space" if exc.errno == errno.ENOSPC else "check the folder's permissions or pass another --output-dir"
-        raise OutputError(f"cannot write {path} ({exc.strerror or exc}); {hint}") from exc
+        raise OutputError(f"cannot write {path} ({exc.strerror or exc}); {_write_hint(path, exc)}") from exc
     except BaseException:
         if tmp and os.path.exists(tmp):
             os.unlink(tmp)
