@@ -294,7 +294,7 @@ def _moved(value: float, cell: _Noise, key: int, seed: int, draws: int, sources,
             total = total + (acc / k - _mean(combo))
         shift = total / len(cell.combos)
     if use_band:
-        shift = shift + float(cell.band) * (2 * uniforms(seed, _BAND, key, draws, 1)[:, 0] - 1)
+        shift = shift + float(cell.band or 0.0) * (2 * uniforms(seed, _BAND, key, draws, 1)[:, 0] - 1)
     moved = value + shift
     return moved if bounds is None else np.minimum(np.maximum(moved, bounds[0]), bounds[1])
 
@@ -475,7 +475,7 @@ def compute(
     for (model, task), cell in noise.items():
         value = matrix[index[model], col_of[task]]
         use = cell.experiments and "experiments" in sources and (model, task) in moved_of
-        values = moved_of[(model, task)] if use else []
+        values: np.ndarray | list[float] = moved_of[(model, task)] if use else []
         band = cell.band or 0.0
         low, high = np.quantile(values, [tail, 1 - tail]) if len(values) else (value - band, value + band)
         low, high = _clip(low, bounds[task]), _clip(high, bounds[task])  # e.g. no accuracy above 100%
@@ -499,9 +499,9 @@ def compute(
         ],
         # [low, high] of each moving task's metric, None for an open end (FD: [0, None]); JSON has no infinity
         "bounds": {
-            t: [v if math.isfinite(v) else None for v in bounds[t]]
+            t: [v if math.isfinite(v) else None for v in span]
             for t in sorted({t for _, t in moved_of})
-            if bounds[t] is not None
+            if (span := bounds[t]) is not None
         },
     }
     return out
