@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from maeb.analysis.leaderboard import Board, Row, Score, TaskInfo, load_board
@@ -98,11 +99,15 @@ def in_chromium(page: str, probe: str, tmp_path: Path, width: int = 1200) -> dic
     return json.loads(html.unescape(found.group(1)))
 
 
-def page_of(results: Path, benchmark: str | None, monkeypatch) -> tuple[Board, str]:
+def page_of(results: Path, benchmark: str | None, monkeypatch, uncertainty: dict | None = None) -> tuple[Board, str]:
+    """The board and its page; `uncertainty`: compute()'s options, for a page with rank intervals."""
     from maeb.analysis import page as page_module
+    from maeb.analysis.uncertainty import compute
 
     monkeypatch.setattr(page_module, "_figures", lambda *args: "<p>figures left out</p>")  # this test reads the board
     board, _ = load_board([results], benchmark)
+    if uncertainty is not None:
+        board.uncertainty = compute(board, **uncertainty)
     return board, to_html(board)
 
 
@@ -332,3 +337,140 @@ def test_card_breaks_no_word_on_a_phone_and_dates_every_cell(board_of, tmp_path,
         assert all("undated in the file, file written" in f for f in got["from"] if f != "no result")
     else:
         assert page.count('<tr class="reference">') == 2  # the chance and majority rows
+
+
+# -- rank intervals for the chosen tasks (issue 44 item 1: "recomputes ranks, means and rank intervals") --------------
+_INTERVALS = """
+out.got = [];
+window.CASES.forEach(function (hash) {
+  window.maebView.load(hash);
+  var s = window.maebView.state(), head = document.querySelector('#leaderboard thead th.interval'), shown = {};
+  document.querySelectorAll('#leaderboard tbody tr').forEach(function (tr) {
+    var cell = tr.querySelector('td.interval');
+    if (!tr.hidden && cell) shown[tr.dataset.model] = cell.textContent;
+  });
+  out.got.push({names: s.names, rule: s.rule, intervals: s.result.intervals || null, shown: shown,
+    hidden: head ? head.hidden : null, note: document.getElementById('rule').textContent});
+});
+"""
+
+
+def check_intervals(results: Path, benchmark: str | None, picks: list[dict], tmp_path, monkeypatch, **options) -> list[dict]:
+    """The page's rank intervals, on the whole board and on each selection under both rules, equal
+    maeb.analysis.uncertainty.compute on the board load_board(tasks=the chosen, borda=rule) makes (the same
+    options); returns the page's views."""
+    from maeb.analysis.uncertainty import compute
+
+    board, page = page_of(results, benchmark, monkeypatch, options)
+    cases = [({}, board.borda)] + [(p, rule) for p in picks for rule in ("mteb", "paper")]
+    hashes = json.dumps([hash_of(p, rule) for p, rule in cases])
+    got = in_chromium(page, f"window.CASES = {hashes};\n" + _INTERVALS, tmp_path)
+    assert got["errors"] == [], got["errors"]
+    for (pick, rule), view in zip(cases, got["got"]):
+        names = chosen(board, pick)
+        where = f"{benchmark} {pick} {rule}"
+        assert view["names"] == names and view["rule"] == rule, (where, view["names"])
+        expected = board if not pick else load_board([results], benchmark, tasks=names, borda=rule)[0]
+        u = board.uncertainty if not pick else compute(expected, **options)
+        assert view["hidden"] is False and view["intervals"] is not None, (where, view["note"])
+        for row in expected.rows:
+            at = f"{where} {row.model}"
+            assert view["intervals"][row.model] == [u.rank_low[row.model], u.rank_high[row.model]], at
+            assert view["shown"][row.model] == u.rank_text(row.model), at
+        assert set(view["intervals"]) == {r.model for r in expected.rows}, where
+    return got["got"]
+
+
+def write_synthetic(root: Path, n_models: int, n_tasks: int, experiments: int = 5, seed: int = 0) -> Path:
+    """A board of n_models x n_tasks maeb results with few-shot experiments and stability bands: two task
+    types, the first task with two subsets; some cells sit at 100% with a band (a draw is kept within the
+    metric's range)."""
+    rng = np.random.default_rng(seed)
+    for i in range(n_models):
+        model = f"org/model-{i:02d}"
+        for j in range(n_tasks):
+            task = f"SynTask{j:02d}"
+            folder = root / model.replace("/", "__") / "r1"
+            folder.mkdir(parents=True, exist_ok=True)
+            entries = []
+            for subset in ("a", "b") if j == 0 else ("default",):
+                centre = 1.0 if (i + j) % 11 == 0 else float(rng.uniform(0.2, 0.9))
+                values = [float(round(min(1.0, max(0.0, centre + rng.normal(0, 0.04))), 6)) for _ in range(experiments)]
+                if centre == 1.0:
+                    values = [1.0] * experiments
+                mean = sum(values) / len(values)
+                entries.append(
+                    {
+                        "accuracy": mean,
+                        "main_score": mean,
+                        "hf_subset": subset,
+                        "scores_per_experiment": [{"accuracy": v} for v in values],
+                    }
+                )
+            kind = "AudioClassification" if j % 3 else "AudioMultilabelClassification"
+            task_record = {"name": task, "type": kind, "main_score": "accuracy", "eval_splits": ["test"]}
+            band = round(float(rng.uniform(0, 0.02)), 4) if (i + 2 * j) % 3 else None
+            maeb = {"task": task_record, **({"stability": {"method": "replay", "band": band}} if band else {})}
+            record = {"task_name": task, "mteb_version": "2.0.0", "scores": {"test": entries}, "maeb": maeb}
+            (folder / f"{task}.json").write_text(json.dumps(record))
+    return root
+
+
+@needs_chromium
+def test_rank_intervals_are_recomputed_for_each_selection_as_python_does(tmp_path, monkeypatch):
+    """Issue 44 item 1: rank intervals were shown for the whole board only and hidden for a narrower choice; now the
+    page redoes the bootstrap (tasks, few-shot experiments, bands) for each choice of tasks and rule and gets
+    Python's intervals exactly, on a board whose experiments, bands, a partial voter and scores at the metric's
+    bound all move the draws."""
+    results = write_synthetic(tmp_path / "results", 9, 7)
+    (tmp_path / "results" / "org__model-09" / "r1").mkdir(parents=True)  # the partial voter: one subset of task 0
+    partial = json.loads((tmp_path / "results" / "org__model-00" / "r1" / "SynTask00.json").read_text())
+    partial["scores"]["test"] = partial["scores"]["test"][:1]
+    (tmp_path / "results" / "org__model-09" / "r1" / "SynTask00.json").write_text(json.dumps(partial))
+    picks = [
+        {"task": ["SynTask00", "SynTask02", "SynTask05"]},
+        {"type": ["AudioMultilabelClassification"]},
+        {"task": ["SynTask04"]},
+    ]
+    board, _ = load_board([results])
+    assert "org/model-09" in board.partial["SynTask00"] and "org/model-09" not in {r.model for r in board.rows}
+    views = check_intervals(results, None, picks, tmp_path, monkeypatch, draws=300, seed=7)
+    assert "over 300 bootstrap draws (over tasks, experiments, bands)" in views[1]["note"]
+    assert len({json.dumps(v["intervals"], sort_keys=True) for v in views}) > 3  # the choices give other intervals
+
+
+@needs_chromium
+def test_lite_rank_intervals_follow_the_choice_of_tasks(tmp_path, monkeypatch):
+    views = check_intervals(LITE, "MAEB-lite", LITE_PICKS, tmp_path, monkeypatch, sources=("tasks", "bands"))
+    assert all("over 1000 bootstrap draws (over tasks, bands)" in v["note"] for v in views)
+
+
+@needs_chromium
+@needs_published
+def test_published_rank_intervals_follow_the_choice_of_tasks_and_say_what_moves_them(tmp_path, monkeypatch):
+    """A main_scores.csv records no few-shot experiments nor bands: the draws resample the tasks alone, and the
+    page says so."""
+    views = check_intervals(PUBLISHED, "MAEB", PUBLISHED_PICKS[:3], tmp_path, monkeypatch, draws=200)
+    assert all("only the resampling of the tasks moves the ranks" in v["note"] for v in views)
+
+
+@needs_chromium
+def test_a_page_without_the_recipe_or_without_intervals_says_why(tmp_path, monkeypatch):
+    """An Uncertainty made by hand holds no recipe: its intervals are of the whole board under its rule, hidden for
+    another rule, and the page says why; a page written without --uncertainty says it has none."""
+    from maeb.analysis import page as page_module
+    from maeb.analysis.uncertainty import Uncertainty
+
+    monkeypatch.setattr(page_module, "_figures", lambda *args: "<p>figures left out</p>")
+    board = controls_board(tmp_path)
+    probe = "window.CASES = ['', '#rule=paper'];\n" + _INTERVALS
+    plain = in_chromium(to_html(board), probe, tmp_path)
+    assert plain["errors"] == [] and all(v["hidden"] is None for v in plain["got"])
+    assert all("No rank intervals: the page was written without --uncertainty DRAWS." in v["note"] for v in plain["got"])
+    models = [r.model for r in board.rows]
+    low, high = {m: 1 for m in models}, {m: 3 for m in models}
+    board.uncertainty = Uncertainty(200, 0.95, ("tasks",), 0, models, low, high, groups=[models])
+    whole, other = in_chromium(to_html(board), probe, tmp_path)["got"]
+    assert whole["hidden"] is False and whole["intervals"] is None and set(whole["shown"].values()) == {"1–3"}
+    assert "rank interval" not in whole["note"].lower()
+    assert other["hidden"] is True and "holds no bootstrap recipe to redo them for this choice" in other["note"], other

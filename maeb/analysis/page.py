@@ -172,7 +172,11 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
     if u is not None:
         head.append(
             f'<th class="interval" data-first="asc"{key} title="{round(100 * u.level)}% interval of the rank over {u.draws} '
-            'bootstrap draws, of the whole board (hidden when the chosen tasks are fewer)">Rank interval</th>'
+            + (
+                'bootstrap draws, redone for the chosen tasks and Borda rule">Rank interval</th>'
+                if u.recipe is not None
+                else 'bootstrap draws, of the whole board under its rule (hidden for another choice)">Rank interval</th>'
+            )
         )
     head += [
         f'<th class="mtask"{key} title="mean over the chosen tasks; n/a where a model lacks one">Mean (Task)</th>',
@@ -386,6 +390,10 @@ def _explore_data(board: Board, base: dict) -> dict:
         },
         "complete": {r.model: {t: v for t, v in r.tasks.items() if v is not None} for r in board.rows},
         "base": {t: list(v) for t, v in base.items()},
+        # what redoes the rank intervals for a choice of tasks and rule (maeb.analysis.uncertainty: the seed, the
+        # draws, each moving cell's band and experiments); "intervals": whether the table shows any
+        "bootstrap": board.uncertainty.recipe if board.uncertainty is not None else None,
+        "intervals": board.uncertainty is not None,
     }
 
 
@@ -460,6 +468,95 @@ _SCRIPT = r"""
     }
     return out;
   }
+  // -- the rank intervals of the chosen tasks, as maeb.analysis.uncertainty.compute draws them on their board: every
+  // random number is a hash of the seed, the draw, what it moves and its place there (uncertainty.uniforms), and
+  // each sum is made in compute's order, so the draws and the intervals are Python's
+  var B = X.bootstrap, moving = {}, drawn = {}, intervalsOf = {};
+  if (B) B.cells.forEach(function (c) { (moving[c[1]] = moving[c[1]] || []).push(c); });
+  function mix(x) {  // murmur3's 32-bit finaliser
+    x ^= x >>> 16; x = Math.imul(x, 0x85ebca6b); x ^= x >>> 13; x = Math.imul(x, 0xc2b2ae35); x ^= x >>> 16;
+    return x >>> 0;
+  }
+  function step(x, v) { return mix((((x ^ v) >>> 0) + 0x9e3779b9) >>> 0); }
+  function nameKey(model, task) {  // FNV-1a of "model NUL task" in UTF-8 (uncertainty.name_key)
+    var h = 0x811c9dc5;
+    new TextEncoder().encode(model + '\0' + task).forEach(function (b) { h = Math.imul(h ^ b, 0x01000193) >>> 0; });
+    return h;
+  }
+  function streamOf(stream, key) { return step(step(B.seed >>> 0, stream), key); }
+  function uniform(x, d, j) { return step(step(x, d), j) / 4294967296; }
+  function movedOf(c) {  // the cell's value in each draw (uncertainty._moved), drawn once per page
+    var id = c[0] + '\0' + c[1];
+    if (drawn[id]) return drawn[id];
+    var key = nameKey(c[0], c[1]), value = X.partial[c[1]][c[0]], bounds = B.bounds[c[1]], combos = c[3];
+    var xe = streamOf(2, key), xb = streamOf(3, key), out = new Float64Array(B.draws);
+    var means = combos.map(function (v) { var s = 0; for (var i = 0; i < v.length; i++) s += v[i]; return v.length ? s / v.length : 0; });
+    for (var d = 0; d < B.draws; d++) {
+      var shift = 0;
+      if (combos.length) {
+        var total = 0, at = 0;
+        for (var ci = 0; ci < combos.length; ci++) {
+          var v = combos[ci], n = v.length, acc = 0;
+          if (!n) continue;
+          for (var e = 0; e < n; e++) acc += v[Math.floor(uniform(xe, d, at + e) * n)];
+          at += n;
+          total += acc / n - means[ci];
+        }
+        shift = total / combos.length;
+      }
+      if (c[2]) shift = shift + c[2] * (2 * uniform(xb, d, 0) - 1);
+      var moved = value + shift;
+      if (bounds && bounds[0] != null) moved = Math.max(moved, bounds[0]);  // within the metric's range, as np.maximum
+      if (bounds && bounds[1] != null) moved = Math.min(moved, bounds[1]);  // then np.minimum do
+      out[d] = moved;
+    }
+    drawn[id] = out;
+    return out;
+  }
+  function intervals(names, rule, rows) {  // {model: [low, high]}, ranks among the shown rows in each draw
+    var id = rule + '\n' + names.join('\n');
+    if (intervalsOf[id]) return intervalsOf[id];
+    var n = rows.length, k = names.length, at = {};
+    rows.forEach(function (r, i) { at[r.model] = i; });
+    var columns = names.map(function (t) {
+      var p = X.partial[t] || {}, voters = Object.keys(p), sign = info[t].lower ? 1 : -1, nv = rule === 'mteb' ? n : voters.length;
+      function points(values) {  // the rows' Borda points on the task, its voters' values given
+        var r = averageRanks(values.map(function (v) { return sign * v; })), out = new Float64Array(n);
+        voters.forEach(function (m, i) { if (m in at) out[at[m]] = nv - r[i]; });
+        return out;
+      }
+      var values = voters.map(function (m) { return p[m]; });
+      var cells = (moving[t] || []).map(function (c) { return [voters.indexOf(c[0]), movedOf(c)]; });
+      return {base: points(values), values: values, cells: cells, points: points};
+    });
+    var resample = B.sources.indexOf('tasks') >= 0, xt = streamOf(1, 0), w = new Float64Array(k), tot = new Float64Array(n);
+    var ranks = rows.map(function () { return new Float64Array(B.draws); });
+    for (var d = 0; d < B.draws; d++) {
+      w.fill(resample ? 0 : 1);
+      if (resample) for (var i = 0; i < k; i++) w[Math.floor(uniform(xt, d, i) * k)] += 1;  // (uncertainty.task_weights)
+      tot.fill(0);
+      for (var j = 0; j < k; j++) {
+        var col = columns[j], pts = col.base;
+        if (!w[j]) continue;
+        if (col.cells.length) {
+          var vals = col.values.slice();
+          col.cells.forEach(function (c) { vals[c[0]] = c[1][d]; });
+          pts = col.points(vals);
+        }
+        for (var r = 0; r < n; r++) tot[r] += w[j] * pts[r];  // half points times whole weights: exact in any order
+      }
+      for (var a = 0; a < n; a++) {
+        var above = 0;
+        for (var b = 0; b < n; b++) if (tot[b] > tot[a]) above++;
+        ranks[a][d] = above + 1;  // ties share the best rank
+      }
+    }
+    var tail = (1 - B.level) / 2, lo = Math.floor((B.draws - 1) * tail), hi = Math.ceil((B.draws - 1) * (1 - tail));
+    var out = {};  // numpy's quantile, methods "lower" and "higher"
+    rows.forEach(function (r, i) { var s = Array.from(ranks[i]).sort(function (x, y) { return x - y; }); out[r.model] = [s[lo], s[hi]]; });
+    intervalsOf[id] = out;
+    return out;
+  }
   // the board of the chosen tasks, as maeb.analysis.leaderboard.aggregate(scores, tasks=names, borda=rule) makes it
   function compute(names, rule) {
     var models = Object.keys(X.complete).filter(function (m) {
@@ -530,13 +627,25 @@ _SCRIPT = r"""
       return (c.dataset.task ? 'task:' + c.dataset.task : c.dataset.type ? 'type:' + c.dataset.type : c.className.split(' ')[0]) === key;
     });
   }
+  function intervalNote(shown) {  // what the rank intervals are for this choice, or why there are none
+    if (!X.intervals) return ' No rank intervals: the page was written without --uncertainty DRAWS.';
+    if (!B) return shown ? '' : ' The rank intervals are of the whole board under its own rule (' + X.rule + '): this page holds no'
+      + ' bootstrap recipe to redo them for this choice, so they are hidden.';
+    var pct = Math.round(100 * B.level) + '%', over = B.sources.join(', ');
+    var none = B.sources.some(function (s) { return s !== 'tasks'; }) && !B.cells.length
+      ? ' No result records few-shot experiments or stability bands (a published main_scores.csv records none), so only the'
+        + ' resampling of the tasks moves the ranks.' : '';
+    return (shown ? ' Each rank interval holds the central ' + pct + ' of the ranks over ' + B.draws + ' bootstrap draws (over ' + over
+      + '), redone for the chosen tasks and rule as maeb.analysis.uncertainty.compute does on their board.' : '') + none;
+  }
   function apply(fromHash) {
     var names = selection(), rule = $('f-rule').value, view = $('f-view').value;
     var all = names.length === order.length, res = compute(names, rule), by = {};
     res.rows.forEach(function (r) { by[r.model] = r; });
     var types = {}; names.forEach(function (t) { types[info[t].type] = true; });
     var chosen = {}; names.forEach(function (t) { chosen[t] = true; });
-    var showInterval = all && rule === X.rule;
+    res.intervals = B && names.length && res.rows.length ? intervals(names, rule, res.rows) : null;
+    var showInterval = !!res.intervals || (all && rule === X.rule && !B);
     table.querySelectorAll('th.task, td.task').forEach(function (c) { c.hidden = view === 'task types' || !chosen[c.dataset.task]; });
     table.querySelectorAll('th.ty, td.ty').forEach(function (c) { c.hidden = view === 'tasks' || !types[c.dataset.type]; });
     table.querySelectorAll('th.interval, td.interval').forEach(function (c) { c.hidden = !showInterval; });
@@ -552,6 +661,8 @@ _SCRIPT = r"""
       if (ok) visible++;
       if (!r) return;
       var c = cellOf(tr, 'rank'); c.textContent = r.rank; c.dataset.v = r.rank;
+      var iv = res.intervals && res.intervals[r.model];
+      if (iv) { c = cellOf(tr, 'interval'); c.textContent = iv[0] === iv[1] ? iv[0] : iv[0] + '\u2013' + iv[1]; c.dataset.v = iv[0]; }
       setMean(cellOf(tr, 'mtask'), r, r.mean_task, names);
       setMean(cellOf(tr, 'mtype'), r, r.mean_tasktype, names);
       c = cellOf(tr, 'ntasks'); c.textContent = r.n_tasks + '/' + names.length; c.dataset.v = r.n_tasks;
@@ -584,7 +695,7 @@ _SCRIPT = r"""
     });
     var note = (all ? 'Ranked over all ' + names.length + ' tasks of the board' : 'Ranked over the ' + names.length + ' chosen tasks of ' + order.length
       + ' (as `maeb leaderboard --tasks` ranks them)') + ' by the Borda count under ' + RULES[rule] + '; a missing task earns 0; means over the chosen tasks.'
-      + (showInterval ? '' : ' Rank intervals are of the whole board under its own rule (' + X.rule + ') and are hidden for this choice.')
+      + intervalNote(showInterval)
       + (res.hidden.length ? ' ' + res.hidden.length + ' model(s) with no complete chosen task are not shown but take rank numbers: '
         + res.hidden.slice(0, 5).map(function (h) { return h[0] + ' (rank ' + h[1] + ')'; }).join(', ') + '.' : '');
     if (!fromHash) ignored = [];  // a choice of the reader's own replaces the link's

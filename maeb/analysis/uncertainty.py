@@ -17,7 +17,13 @@ does (under the board's rule: average ranks within a task, n_models or n_task - 
 task). A model's rank interval holds the central `level` share of its ranks over the draws; two
 neighbours on the board are told apart when the upper one has more points in at least `level` of
 the draws; a group is a run of neighbours none of which can be told from the next. The board's
-own ranks are not changed: this is reported beside them."""
+own ranks are not changed: this is reported beside them.
+
+Every random number of a draw is addressed rather than drawn in turn: it is a hash (`uniforms`) of the seed,
+the draw, what it moves (the task resampling, or a cell named by its model and task) and its place there.
+So the bootstrap of a subset of the tasks (`compute` on the board of `load_board(tasks=...)`) draws each
+cell's noise as the whole board's does, and the leaderboard page's script redoes it exactly, from the
+recipe (`Uncertainty.recipe`) the page embeds: the same numbers in the same order of operations."""
 
 from __future__ import annotations
 
@@ -60,6 +66,9 @@ class Uncertainty:
     groups: list[list[str]] = field(default_factory=list)
     cells: dict[tuple[str, str], CellInterval] = field(default_factory=dict)
     set_aside: list[str] = field(default_factory=list)  # one line per band or experiment list not used, naming its file
+    # what redoes the draws on a subset of the tasks (the page's script): seed, draws, level, sources, each
+    # moving cell's band and experiments, each task's metric range; None for an Uncertainty made by hand
+    recipe: dict | None = field(default=None, repr=False)
 
     @property
     def distinguishable(self) -> int:
@@ -209,23 +218,94 @@ def _band(data: dict | None):
 
 @dataclass
 class _Noise:
-    """What moves one cell: its combos' experiments (stacked by how many each has) and its band."""
+    """What moves one cell: each of its combos' experiments (in the board's order of its (split, subset)
+    scores; [] for a combo that records none) and its band."""
 
-    combos: int  # (split, subset) scores averaged into the cell
-    stacks: list[np.ndarray]  # each (combos with k experiments, k)
+    combos: list[list[float]]
     band: float | None
 
     @property
     def experiments(self) -> int:
-        return sum(s.size for s in self.stacks)
+        return sum(len(c) for c in self.combos)
 
-    def shift(self, rng: np.random.Generator) -> float:
-        """The cell's move when each combo's experiments are resampled with replacement."""
-        total = 0.0
-        for stack in self.stacks:
-            picks = rng.integers(0, stack.shape[1], size=stack.shape)
-            total += float((np.take_along_axis(stack, picks, axis=1).mean(axis=1) - stack.mean(axis=1)).sum())
-        return total / self.combos
+
+_GOLDEN = 0x9E3779B9
+_TASKS, _EXPERIMENTS, _BAND = 1, 2, 3  # the streams of random numbers: task resampling, a cell's experiments, its band
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """murmur3's 32-bit finaliser (uint32 arrays wrap; the page's script uses Math.imul)."""
+    x = x ^ (x >> np.uint32(16))
+    x = x * np.uint32(0x85EBCA6B)
+    x = x ^ (x >> np.uint32(13))
+    x = x * np.uint32(0xC2B2AE35)
+    return x ^ (x >> np.uint32(16))
+
+
+def _step(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return _mix((x ^ v) + np.uint32(_GOLDEN))
+
+
+def name_key(model: str, task: str) -> int:
+    """A cell's 32-bit name in the draws: FNV-1a of "model NUL task" in UTF-8 (not its place on a board, so a
+    subset's board draws the cell's noise as the whole board does)."""
+    h = 0x811C9DC5
+    for byte in f"{model}\0{task}".encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def uniforms(seed: int, stream: int, key: int, draws: int, slots: int) -> np.ndarray:
+    """(draws, slots) numbers in [0, 1): number (d, j) hashes seed, stream, key, d and j (one uint32 / 2**32)."""
+    u32 = np.uint32
+    x = _step(_step(np.array([seed & 0xFFFFFFFF], dtype=u32), np.array([stream], dtype=u32)), np.array([key], dtype=u32))
+    x = _step(x[:, None], np.arange(draws, dtype=u32)[:, None])
+    return _step(x, np.arange(slots, dtype=u32)[None, :]).astype(np.float64) / 4294967296.0
+
+
+def _mean(values: list[float]) -> float:
+    total = 0.0
+    for v in values:  # left to right, as the page's script adds
+        total += v
+    return total / len(values)
+
+
+def _moved(value: float, cell: _Noise, key: int, seed: int, draws: int, sources, bounds) -> np.ndarray | None:
+    """The cell's value in each draw (None when the sources move nothing in it): each combo's experiments
+    resampled with replacement (its score moves by the resampled mean minus the mean; the cell by the mean
+    of those moves over its combos), plus a uniform draw within its band, kept within the metric's range.
+    Each operation in the order the page's script does it, so the two give the same doubles."""
+    use_experiments = "experiments" in sources and cell.experiments > 0
+    use_band = "bands" in sources and bool(cell.band)
+    if not (use_experiments or use_band):
+        return None
+    shift = np.zeros(draws)
+    if use_experiments:
+        u = uniforms(seed, _EXPERIMENTS, key, draws, cell.experiments)
+        total, at = np.zeros(draws), 0
+        for combo in cell.combos:
+            if not combo:
+                continue
+            k, values = len(combo), np.array(combo, dtype=np.float64)
+            acc = np.zeros(draws)
+            for e in range(k):
+                acc = acc + values[np.floor(u[:, at + e] * k).astype(np.intp)]
+            at += k
+            total = total + (acc / k - _mean(combo))
+        shift = total / len(cell.combos)
+    if use_band:
+        shift = shift + float(cell.band or 0.0) * (2 * uniforms(seed, _BAND, key, draws, 1)[:, 0] - 1)
+    moved = value + shift
+    return moved if bounds is None else np.minimum(np.maximum(moved, bounds[0]), bounds[1])
+
+
+def task_weights(seed: int, draws: int, n_tasks: int) -> np.ndarray:
+    """(draws, n_tasks) times each task is drawn when n_tasks are drawn with replacement: pick i of draw d
+    is task floor(u(d, i) * n_tasks), in the board's order of tasks."""
+    picks = np.floor(uniforms(seed, _TASKS, 0, draws, n_tasks) * n_tasks).astype(np.intp)
+    out = np.zeros((draws, n_tasks))
+    np.add.at(out, (np.repeat(np.arange(draws), n_tasks), picks.ravel()), 1.0)
+    return out
 
 
 def _bad_experiment(values: list, bounds: tuple[float, float] | None) -> str | None:
@@ -249,7 +329,7 @@ def _cell_noise(board, metric_of, files: _Files, extra: dict, set_aside: list[st
 
     out = {}
     for (model, task), scores in board.cells.items():
-        by_size: dict[int, list[list[float]]] = {}
+        combos: list[list[float]] = []
         band = None
         metric = metric_of(task)
         bounds = metric_range(metric)
@@ -265,8 +345,7 @@ def _cell_noise(board, metric_of, files: _Files, extra: dict, set_aside: list[st
                 of = f" of {shown}" if bad.endswith("range") else ""
                 set_aside.append(f"{where}: {task} split {s.split} subset {s.subset}: {bad}{of}; its experiments are set aside")
                 found = []
-            if found:
-                by_size.setdefault(len(found), []).append([float(v) for v in found])
+            combos.append([float(v) for v in found])
             b = _band(data)
             problem = check_band(b, metric) if b is not None else None
             if problem:
@@ -276,8 +355,8 @@ def _cell_noise(board, metric_of, files: _Files, extra: dict, set_aside: list[st
                 b = None
             b = None if b is None else float(b)
             band = b if band is None or (b is not None and b > band) else band
-        if by_size or band:
-            out[(model, task)] = _Noise(len(scores), [np.array(v) for _, v in sorted(by_size.items())], band)
+        if any(combos) or band:
+            out[(model, task)] = _Noise(combos, band)
     return out
 
 
@@ -354,28 +433,29 @@ def compute(
     noise = _cell_noise(board, metric.get, _Files(), experiment_index(extra_results) if extra_results else {}, set_aside)
     bounds = {t: metric_range(m) for t, m in metric.items()}
 
-    rng = np.random.default_rng(seed)
+    col_of = {t: j for j, t in enumerate(tasks)}
+    moved_of: dict[tuple[str, str], np.ndarray] = {}
+    for (model, task), cell in noise.items():
+        moved = _moved(matrix[index[model], col_of[task]], cell, name_key(model, task), seed, draws, sources, bounds[task])
+        if moved is not None:
+            moved_of[(model, task)] = moved
+    cells_i = np.array([index[m] for m, _ in moved_of], dtype=int)
+    cells_j = np.array([col_of[t] for _, t in moved_of], dtype=int)
+    cell_values = np.array(list(moved_of.values())).reshape(len(moved_of), draws)
+    touched = sorted({col_of[t] for _, t in moved_of})
+    weights = task_weights(seed, draws, len(tasks)) if "tasks" in sources else np.ones((draws, len(tasks)))
+
     ranked = np.array([index[m] for m in rows], dtype=int)
     points = np.zeros((draws, len(rows)))
     ranked_draws = np.zeros((draws, len(rows)), dtype=int)
-    cell_draws: dict[tuple[str, str], list[float]] = {key: [] for key in noise}
-    col_of = {t: j for j, t in enumerate(tasks)}
     for b in range(draws):
         columns = base
-        if noise and ("experiments" in sources or "bands" in sources):
+        if moved_of:
             moved = matrix.copy()
-            for (model, task), cell in noise.items():
-                shift = cell.shift(rng) if "experiments" in sources and cell.stacks else 0.0
-                if "bands" in sources and cell.band:
-                    shift += float(rng.uniform(-cell.band, cell.band))
-                i, j = index[model], col_of[task]
-                moved[i, j] = _clip(matrix[i, j] + shift, bounds[task])  # no draw beyond what the metric can take
-                cell_draws[(model, task)].append(moved[i, j])
-            touched = sorted({col_of[t] for _, t in noise})
+            moved[cells_i, cells_j] = cell_values[:, b]
             columns = base.copy()
             columns[:, touched] = borda_points(moved[:, touched], lower[touched], n_models, board.borda)
-        weights = rng.multinomial(len(tasks), np.full(len(tasks), 1 / len(tasks))) if "tasks" in sources else np.ones(len(tasks))
-        total = columns[ranked] @ weights
+        total = columns[ranked] @ weights[b]
         points[b] = total
         ranked_draws[b] = ranks(-total, "min")
 
@@ -394,11 +474,34 @@ def compute(
     out.groups = groups
     for (model, task), cell in noise.items():
         value = matrix[index[model], col_of[task]]
-        values = cell_draws[(model, task)] if cell.stacks and "experiments" in sources else []
+        use = cell.experiments and "experiments" in sources and (model, task) in moved_of
+        values: np.ndarray | list[float] = moved_of[(model, task)] if use else []
         band = cell.band or 0.0
-        low, high = np.quantile(values, [tail, 1 - tail]) if values else (value - band, value + band)
+        low, high = np.quantile(values, [tail, 1 - tail]) if len(values) else (value - band, value + band)
         low, high = _clip(low, bounds[task]), _clip(high, bounds[task])  # e.g. no accuracy above 100%
         out.cells[(model, task)] = CellInterval(
-            float(value), float(low), float(high), cell.experiments if values else 0, cell.band
+            float(value), float(low), float(high), cell.experiments if len(values) else 0, cell.band
         )
+    out.recipe = {
+        "seed": seed & 0xFFFFFFFF,
+        "draws": draws,
+        "level": level,
+        "sources": list(sources),
+        # [model, task, band (None: not drawn), each combo's experiments ([]: none drawn)], the cells that move
+        "cells": [
+            [
+                m,
+                t,
+                noise[(m, t)].band if "bands" in sources and noise[(m, t)].band else None,
+                noise[(m, t)].combos if "experiments" in sources and noise[(m, t)].experiments else [],
+            ]
+            for m, t in moved_of
+        ],
+        # [low, high] of each moving task's metric, None for an open end (FD: [0, None]); JSON has no infinity
+        "bounds": {
+            t: [v if math.isfinite(v) else None for v in span]
+            for t in sorted({t for _, t in moved_of})
+            if (span := bounds[t]) is not None
+        },
+    }
     return out
