@@ -18,6 +18,7 @@ LONG = {
     "run/options.py": "RunOptions: one declaration per option with its help and flag (the single place options are written)",
     "engine/embed.py": "the Embedder: one class whose methods share the cache, the batching and the thread state",
     "results/read.py": "mteb's folders, maeb's folders and main_scores.csv read into one record with one validation",
+    "analysis/page_assets.py": "the explorer page's style and its one script, kept whole as the browser reads it",
     "spec/describe.py": "the spec reference generated from every registry (fields, transforms, derive kinds, task types)",
 }
 

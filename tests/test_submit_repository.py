@@ -43,7 +43,7 @@ def test_a_task_mteb_does_not_know_is_refused(tmp_path, clone, capsys):  # noqa:
 
 
 def test_a_disk_that_fills_after_the_first_file_leaves_the_clone_as_it_was(tmp_path, clone, capsys, monkeypatch):  # noqa: F811
-    import maeb.results.submit as submit_module
+    import maeb.results.staging as submit_module  # where a submission writes its files
 
     ours = tmp_path / "ours"
     files = {

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .draws import name_key, uniforms
+
 SOURCES = ("tasks", "experiments", "bands")
 _SLACK = 1e-6  # results are rounded to 6 places
 
@@ -229,38 +231,7 @@ class _Noise:
         return sum(len(c) for c in self.combos)
 
 
-_GOLDEN = 0x9E3779B9
 _TASKS, _EXPERIMENTS, _BAND = 1, 2, 3  # the streams of random numbers: task resampling, a cell's experiments, its band
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """murmur3's 32-bit finaliser (uint32 arrays wrap; the page's script uses Math.imul)."""
-    x = x ^ (x >> np.uint32(16))
-    x = x * np.uint32(0x85EBCA6B)
-    x = x ^ (x >> np.uint32(13))
-    x = x * np.uint32(0xC2B2AE35)
-    return x ^ (x >> np.uint32(16))
-
-
-def _step(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return _mix((x ^ v) + np.uint32(_GOLDEN))
-
-
-def name_key(model: str, task: str) -> int:
-    """A cell's 32-bit name in the draws: FNV-1a of "model NUL task" in UTF-8 (not its place on a board, so a
-    subset's board draws the cell's noise as the whole board does)."""
-    h = 0x811C9DC5
-    for byte in f"{model}\0{task}".encode():
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def uniforms(seed: int, stream: int, key: int, draws: int, slots: int) -> np.ndarray:
-    """(draws, slots) numbers in [0, 1): number (d, j) hashes seed, stream, key, d and j (one uint32 / 2**32)."""
-    u32 = np.uint32
-    x = _step(_step(np.array([seed & 0xFFFFFFFF], dtype=u32), np.array([stream], dtype=u32)), np.array([key], dtype=u32))
-    x = _step(x[:, None], np.arange(draws, dtype=u32)[:, None])
-    return _step(x, np.arange(slots, dtype=u32)[None, :]).astype(np.float64) / 4294967296.0
 
 
 def _mean(values: list[float]) -> float:
