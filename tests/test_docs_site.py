@@ -315,3 +315,41 @@ def test_catalog_offline_column_follows_the_families():
         if meta.source.split(" model ")[0].endswith("offline.toml"):
             assert script.runs_offline(meta), f"model {meta.name} (models/offline.toml) is not marked offline"
     assert not script.runs_offline(catalog.find_model("facebook/wav2vec2-base")), "a hub model is marked offline"
+
+
+def _bibtex_entries(text: str) -> dict[str, dict[str, str]]:
+    """The entries of a page's bibtex blocks: key -> {field: value}, braces balanced or the test fails."""
+    entries = {}
+    for language, block, _skipped, line in _fences_of_text(text):
+        if language != "bibtex":
+            continue
+        assert block.count("{") == block.count("}"), f"unbalanced braces in the bibtex block at line {line}"
+        for match in re.finditer(r"@(\w+)\{([^,\s]+),(.*?)\n\}", block, re.S):
+            fields = dict(re.findall(r"^\s*(\w+)\s*=\s*\{(.*)\},?\s*$", match.group(3), re.M))
+            entries[match.group(2)] = {"type": match.group(1).lower(), **fields}
+    return entries
+
+
+def _fences_of_text(text: str) -> list[tuple[str, str, bool, int]]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        page = Path(folder) / "page.md"
+        page.write_text(text, encoding="utf-8")
+        return _fences(page)
+
+
+def test_cite_page_cites_maeb_at_this_version_and_the_benchmark():
+    """docs/cite.md: maeb's entry carries maeb.__version__ (a release that forgets it fails here), the
+    benchmark's entry its arXiv id; tests/parity/test_cite.py checks the benchmark's against mteb's."""
+    import maeb
+
+    entries = _bibtex_entries((DOCS / "cite.md").read_text(encoding="utf-8"))
+    assert entries["maeb"]["version"] == maeb.__version__, "docs/cite.md: maeb's BibTeX names another version"
+    benchmark = entries["assadi2026maebmassiveaudioembedding"]
+    assert benchmark["eprint"] == "2602.16008" and benchmark["title"] == "MAEB: Massive Audio Embedding Benchmark"
+
+
+def test_bibtex_reader_sees_a_wrong_version():
+    text = "```bibtex\n@software{maeb,\n  version = {0.0.1},\n}\n```\n"
+    assert _bibtex_entries(text)["maeb"]["version"] == "0.0.1"
