@@ -192,8 +192,14 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
 
 
 REFERENCES = (
-    ("Chance", "random predictions (random labels, scores, cluster ids or orders), mean of seeded draws"),
-    ("Majority", "always the most frequent class (retrieval: the most often relevant documents first)"),
+    (
+        "Chance",
+        "random predictions (random labels, scores, cluster ids or orders), its expectation: exact where a closed form exists, a mean of seeded draws with its standard error otherwise (clustering)",
+    ),
+    (
+        "Majority",
+        "always the most frequent class (retrieval: the most often relevant documents first), its expectation over the order of tied classes or documents",
+    ),
 )
 
 
