@@ -62,7 +62,11 @@ def _pages() -> list[Path]:
 
 def _fences(path: Path) -> list[tuple[str, str, bool, int]]:
     """The fenced code blocks of a markdown file: (language, text, skipped, first line number)."""
-    blocks, lines = [], path.read_text(encoding="utf-8").splitlines()
+    return _fences_in(path.read_text(encoding="utf-8"))
+
+
+def _fences_in(markdown: str) -> list[tuple[str, str, bool, int]]:
+    blocks, lines = [], markdown.splitlines()
     i = 0
     while i < len(lines):
         match = re.match(r"^(\s*)```(\w*)", lines[i])
@@ -320,7 +324,7 @@ def test_catalog_offline_column_follows_the_families():
 def _bibtex_entries(text: str) -> dict[str, dict[str, str]]:
     """The entries of a page's bibtex blocks: key -> {field: value}, braces balanced or the test fails."""
     entries = {}
-    for language, block, _skipped, line in _fences_of_text(text):
+    for language, block, _skipped, line in _fences_in(text):
         if language != "bibtex":
             continue
         assert block.count("{") == block.count("}"), f"unbalanced braces in the bibtex block at line {line}"
@@ -328,15 +332,6 @@ def _bibtex_entries(text: str) -> dict[str, dict[str, str]]:
             fields = dict(re.findall(r"^\s*(\w+)\s*=\s*\{(.*)\},?\s*$", match.group(3), re.M))
             entries[match.group(2)] = {"type": match.group(1).lower(), **fields}
     return entries
-
-
-def _fences_of_text(text: str) -> list[tuple[str, str, bool, int]]:
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        page = Path(folder) / "page.md"
-        page.write_text(text, encoding="utf-8")
-        return _fences(page)
 
 
 def test_cite_page_cites_maeb_at_this_version_and_the_benchmark():
