@@ -97,11 +97,11 @@ def test_vectors_moved_beyond_rounding_fail_at_the_encoder_stage(lite_data, tmp_
 
 def _moved_evaluator(monkeypatch, lite_data, tmp_path, change: str):
     from maeb.benchmarks.lite import evaluators, runner
-    from maeb.tasktypes import classification
+    from maeb.tasktypes import labels
 
     if change == "max_iter":
-        original = classification.linear_probe
-        monkeypatch.setattr(classification, "linear_probe", lambda p, probe="mteb": original({**p, "max_iter": 1000}, probe))
+        original = labels.linear_probe
+        monkeypatch.setattr(labels, "linear_probe", lambda p, probe="mteb": original({**p, "max_iter": 1000}, probe))
     else:
         specs = runner.lite_specs
 

@@ -101,7 +101,7 @@ def test_a_board_without_the_record_reads_the_direction_its_files_recorded(tmp_p
 
 def test_a_registered_metric_is_reported_and_checked_by_built_in_types_without_a_list(tmp_path, tone_folder, errors):
     __import__(errors)
-    from maeb.tasktypes.classification import label_metrics
+    from maeb.tasktypes.labels import label_metrics
 
     got = label_metrics(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1]))
     assert got["error_rate"] == 0.25 and got["accuracy"] == 0.75

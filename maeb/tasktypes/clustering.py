@@ -21,7 +21,7 @@ from ..core.errors import DataError, SpecError
 from ..core.taskspec import TaskSpec
 from ..metrics import ties
 from ..metrics.registry import metrics_of
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
 
 RECORDED = {"n_bootstrap": "n_clusters"}  # the name spec.protocol and result files keep
 

@@ -23,7 +23,8 @@ from ..core.taskspec import TaskSpec
 from ..data.sampling import iterative_stratified_subset
 from ..metrics import perclass
 from ..metrics.registry import get_metric, metrics_of
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, control, keep_valid
+from . import control
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 from .probe import Convergence, fitted, linear_probe, probe_of
 
 

@@ -16,7 +16,7 @@ from ..data.sources import binary_labels
 from ..metrics import ties
 from ..metrics.registry import get_metric
 from ..metrics.similarity import paired_similarity
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 
 
 def pair_metrics(

@@ -19,7 +19,7 @@ from ..core.taskspec import TaskSpec
 from ..data.sources import RetrievalData
 from ..metrics import ties
 from ..metrics.similarity import prepared, row_blocks, scores, similarity_matrix
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 
 K_VALUES = [1, 3, 5, 10, 20, 100, 1000]
 
