@@ -149,12 +149,13 @@ def test_the_multilabel_control_equals_an_independent_refit(tmp_path, folder):
 
 def test_boards_show_a_models_shuffled_control_only_where_recorded(tmp_path):
     """Beside the model's own score (a control is a model's, issue 46 item 6; tests/test_explorer.py has two)."""
-    from maeb.analysis.report import _tasks_table, to_json, to_markdown_by_task
+    from maeb.analysis.notes import tasks_table
+    from maeb.analysis.report import to_json, to_markdown_by_task
 
     from .test_board_baselines import board
 
     b = board(tmp_path)
-    assert "shuffled" not in to_markdown_by_task(b) and "shuffled" not in _tasks_table(b)
+    assert "shuffled" not in to_markdown_by_task(b) and "shuffled" not in tasks_table(b)
     assert all("shuffled" not in t for t in to_json(b)["tasks"]) and all("shuffled" not in m for m in to_json(b)["models"])
     for (model, task), (score,) in b.cells.items():  # o/a's result on the Good task records the control
         if (model, task) == ("o/a", "Good"):
@@ -164,7 +165,7 @@ def test_boards_show_a_models_shuffled_control_only_where_recorded(tmp_path):
     text = to_markdown_by_task(b)
     head = next(line for line in text.splitlines() if line.startswith("| Task"))
     assert head.rstrip(" |").endswith("Chance | Majority") and "| 80.0 (shuffled 12.3) | 40.0 |" in text
-    assert "80.0 (shuffled 12.3)<" in _tasks_table(b) and ">Shuffled<" not in _tasks_table(b)
+    assert "80.0 (shuffled 12.3)<" in tasks_table(b) and ">Shuffled<" not in tasks_table(b)
     assert {m["model"]: m.get("shuffled") for m in to_json(b)["models"]} == {"o/a": {"Good": 0.123}, "o/b": None}
 
 
