@@ -103,7 +103,7 @@ def test_classification_records_every_experiment_s_fit_and_not_the_control_s(ton
         "note": f"{fits} of {fits} fits stopped at max_iter 1 before converging: the score can move with the last bits "
         "of the vectors (docs/reproducibility.md)",
     }
-    assert "shuffled" in stopped.info and "convergence" not in stopped.metrics
+    assert stopped.shuffled is not None and "shuffled" not in stopped.info and "convergence" not in stopped.metrics
 
     spec, tables = _tables(tone_folder, max_iter=100_000, **protocol)
     easy = _evaluate(kind, tmp_path, spec, tables)

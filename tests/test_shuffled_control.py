@@ -98,11 +98,7 @@ def test_the_control_equals_an_independent_refit_on_the_same_draws(tmp_path, fol
 
     spec, tables = _tables(folder)
     emb = make_embedder(tmp_path, controls=("shuffled",))
-    got = (
-        classification.Classification()
-        .evaluate(tables, "test", emb, spec, tasktypes.TaskState(seed=42))
-        .info["shuffled"]["score"]
-    )
+    got = classification.Classification().evaluate(tables, "test", emb, spec, tasktypes.TaskState(seed=42)).shuffled["score"]
     train, test = tables["train"], tables["test"]
     y_train, y_test = np.asarray(train["label"]), np.asarray(test["label"])
     x_test, _ = emb.audio(test["audio"])
@@ -130,7 +126,7 @@ def test_the_multilabel_control_equals_an_independent_refit(tmp_path, folder):
         tables[name] = Table({**table.columns, "label": [[a, b] for a, b in zip(table["label"], table["speaker"])]})
     emb = make_embedder(tmp_path, controls=("shuffled",))
     state = tasktypes.TaskState(seed=42)
-    got = multilabel.MultilabelClassification().evaluate(tables, "test", emb, spec, state).info["shuffled"]["score"]
+    got = multilabel.MultilabelClassification().evaluate(tables, "test", emb, spec, state).shuffled["score"]
     train, test = tables["train"], tables["test"]
     state = tasktypes.TaskState(seed=42)
     draws = [multilabel.grow_sample(train["label"], 8, state.np_rng) for _ in range(3)]

@@ -131,6 +131,9 @@ class Evaluation:
     metrics: dict
     info: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)
+    # what the runner files elsewhere than info, as fields so a misspelt name fails (mypy, or the call)
+    ties: dict | None = None  # the score's maeb.ties record (maeb.metrics.ties): tie order's reach
+    shuffled: dict | None = None  # the label-shuffled control (--controls shuffled; maeb.tasktypes.control)
 
 
 def as_evaluation(value, kind: str = "") -> Evaluation:

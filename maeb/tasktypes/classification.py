@@ -169,12 +169,12 @@ class Classification(TaskType):
                     shuffled.add(_refit, x[train_idx][chosen], y[train_idx][chosen], x[test_idx], y[test_idx])
             # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
             emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
-            info: dict = {} if shuffled is None else shuffled.info()
-            info["convergence"] = fits.record()
+            info: dict = {"convergence": fits.record()}
             if columns:
                 kept = {c: v[ok] for c, v in nuisance.items()}
                 info["confounds"] = confound.run(emb, x, y, kept, p, _confound_metric(spec), probe_of(emb))
-            return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info)
+            control_record = None if shuffled is None else shuffled.record()
+            return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info, shuffled=control_record)
 
         train = data[spec.data.train_split]
         train.require([audio, label], "train split")
@@ -214,12 +214,12 @@ class Classification(TaskType):
             if shuffled is not None:  # the same draw, its training labels permuted (maeb.tasktypes.control)
                 shuffled.add(_refit, x_union[rows], y_train[chosen], x_test, y_test)
         emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
-        info = {} if shuffled is None else shuffled.info()
-        info["convergence"] = fits.record()
+        info = {"convergence": fits.record()}
         if columns:  # the pool: the drawn training clips and the evaluated ones
             pool_x = np.concatenate([x_union, x_test])
             pool_y = np.concatenate([np.asarray(y_train[union], dtype=object), np.asarray(y_test, dtype=object)])
             train_nuisance = confound.nuisance_values(train, columns, f"{spec.name} {spec.data.train_split}")
             pooled = {c: np.concatenate([train_nuisance[c][union], test_nuisance[c][ok_test]]) for c in columns}
             info["confounds"] = confound.run(emb, pool_x, pool_y, pooled, p, _confound_metric(spec), probe_of(emb))
-        return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info)
+        control_record = None if shuffled is None else shuffled.record()
+        return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info, shuffled=control_record)

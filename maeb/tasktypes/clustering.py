@@ -121,4 +121,4 @@ class Clustering(TaskType):
         # k-means has no order of tied items: the record counts clips sharing a vector, and no range
         expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
         record = ties.record(ties.distinct_clips(refs, x), len(x), None, relative, expected=expected)
-        return Evaluation(bootstrap_scores(x, labels, p, state.rng), {"ties": record})
+        return Evaluation(bootstrap_scores(x, labels, p, state.rng), ties=record)

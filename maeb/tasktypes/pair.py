@@ -127,4 +127,4 @@ class PairClassification(TaskType):
         record = ties.record(
             ties.distinct_clips(refs, np.concatenate([e1, e2])), len(y), main_range, relative, None, tied, expected=expected
         )
-        return Evaluation(scores, {"ties": record})
+        return Evaluation(scores, ties=record)

@@ -88,9 +88,5 @@ class ZeroshotClassification(TaskType):
             scores["accuracy"] = split_ties["expected"]
         return Evaluation(
             scores,
-            {
-                "ties": _ties_record(
-                    table[audio], ok, x, probs, split_ties, relative, spec.main_score or self.MAIN_SCORE, expected
-                )
-            },
+            ties=_ties_record(table[audio], ok, x, probs, split_ties, relative, spec.main_score or self.MAIN_SCORE, expected),
         )
