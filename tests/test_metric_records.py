@@ -15,7 +15,7 @@ import pytest
 from maeb import tasktypes
 from maeb.analysis.leaderboard import load_board
 from maeb.core.errors import SpecError
-from maeb.metrics import registry
+from maeb.metrics import records, registry
 from maeb.results.read import TaskInfo, check_value, metric_range
 from maeb.run.record import task_record
 from maeb.spec.taskspec import load_spec
@@ -62,7 +62,7 @@ def errors(tmp_path, monkeypatch):
     (tmp_path / "my_errors.py").write_text(textwrap.dedent(ERRORS))
     monkeypatch.syspath_prepend(str(tmp_path))
     registry.metric_names()  # the built-in records first
-    monkeypatch.setattr(registry, "_METRICS", dict(registry._METRICS))
+    monkeypatch.setattr(records, "_METRICS", dict(records._METRICS))
     monkeypatch.setattr(tasktypes, "_LOADED", dict(tasktypes._LOADED))
     monkeypatch.delitem(sys.modules, "my_errors", raising=False)
     return "my_errors"
@@ -101,7 +101,7 @@ def test_a_board_without_the_record_reads_the_direction_its_files_recorded(tmp_p
 
 def test_a_registered_metric_is_reported_and_checked_by_built_in_types_without_a_list(tmp_path, tone_folder, errors):
     __import__(errors)
-    from maeb.tasktypes.classification import label_metrics
+    from maeb.tasktypes.labels import label_metrics
 
     got = label_metrics(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 1]))
     assert got["error_rate"] == 0.25 and got["accuracy"] == 0.75
@@ -146,7 +146,7 @@ def test_the_generation_scorers_directions_are_the_records():
 
 def test_a_record_declared_again_with_other_facts_is_refused(monkeypatch):
     registry.metric_names()
-    monkeypatch.setattr(registry, "_METRICS", dict(registry._METRICS))
+    monkeypatch.setattr(records, "_METRICS", dict(records._METRICS))
     fn = registry.get_metric("accuracy").fn
     with pytest.raises(SpecError, match="already declared with other facts"):
         registry.register_metric("accuracy", fn, "sklearn.metrics.accuracy_score", higher_is_better=False)
