@@ -18,10 +18,12 @@ def count(n: int, noun: str) -> str:
 
 
 def num(value, places: int = 6):
+    """A score for the JSON record: rounded to `places` digits, "" where the model has none."""
     return "" if value is None else round(float(value), places)
 
 
 def board_title(board: Board) -> str:
+    """The board's heading: its benchmark's name, saying so when a task filter narrowed it."""
     name = board.benchmark or "Results"
     if board.task_filter is not None:
         n = len(board.task_filter)
@@ -61,6 +63,7 @@ FRAGILE_LEGEND = (
 
 
 def any_fragile(board: Board) -> bool:
+    """Whether any row carries a score its stability record calls fragile (the legend is then shown)."""
     return any(r.fragile for r in board.rows)
 
 

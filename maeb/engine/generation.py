@@ -31,11 +31,17 @@ class Generating(Protocol):
     context: str
 
     @property
-    def stats(self) -> EmbedStats: ...
+    def stats(self) -> EmbedStats:
+        """The current task's counts and timings, which generating adds to."""
+        ...
 
-    def bad_clip(self, ref: AudioRef, exc: AudioError) -> None: ...
+    def bad_clip(self, ref: AudioRef, exc: AudioError) -> None:
+        """A clip that cannot be used: an error, or under --on-bad-audio skip a recorded skip."""
+        ...
 
-    def decoded(self, refs: list[AudioRef], what: str) -> Iterator[list[tuple[int, np.ndarray]]]: ...
+    def decoded(self, refs: list[AudioRef], what: str) -> Iterator[list[tuple[int, np.ndarray]]]:
+        """Batches of (index into refs, decoded clip), decoded in the background; bad clips never yielded."""
+        ...
 
 
 def generate(emb: Generating, refs: Sequence[AudioRef], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:

@@ -25,7 +25,6 @@ import importlib
 from dataclasses import dataclass
 
 from ..core.errors import SpecError
-from ..core.taskspec import name_types
 from ..core.trust import require_code
 from .base import (
     SERVICES,
@@ -125,8 +124,6 @@ def mteb_type_of(kind: str) -> str:
         return found.MTEB_TYPE or found.NAME
     return kind
 
-
-name_types(mteb_type_of)  # TaskSpec.mteb_type (maeb.core.taskspec, a floor below) asks this registry
 
 _LOADED: dict[str, TaskType] = {}
 
