@@ -25,6 +25,7 @@ pytestmark = pytest.mark.usefixtures("allow_code")
 OUTSIDE = '''
 import numpy as np
 
+from maeb.data.sources import RetrievalData
 from maeb.tasktypes import Evaluation, Param, TaskType
 
 
@@ -57,6 +58,18 @@ class NearestCentroid(TaskType):
 class ReturnsDict(NearestCentroid):
     def evaluate(self, data, split, emb, spec, state):
         return {"accuracy": 1.0}
+
+
+class QueriesOnly(TaskType):
+    """A type that reads retrieval data (queries, corpus, qrels) and says so."""
+
+    NAME = "queries_only"
+    MAIN_SCORE = "n_queries"
+
+    SPLIT = RetrievalData
+
+    def evaluate(self, data, split, emb, spec, state):
+        raise AssertionError("the runner let a plain table through")
 '''
 
 
@@ -110,6 +123,24 @@ def test_an_outside_task_type_runs_on_a_local_task(tmp_path, tone_folder, outsid
     assert saved["scores"]["test"][0]["n_test"] == n_test
     guesses = (written[0].parent / "ToneCentroids_predictions" / "guesses.csv").read_text().splitlines()
     assert len(guesses) == n_test
+
+
+def test_a_split_of_the_wrong_shape_stops_the_run_before_the_model_sees_a_clip(tmp_path, tone_folder, outside):
+    """A type reading retrieval data (SPLIT = RetrievalData) given a plain table stops in the runner
+    with one line naming the task, the split and what the type reads (TaskType.check_split)."""
+    from maeb.core.errors import DataError
+
+    class Counting(SpectralEncoder):
+        clips = 0
+
+        def embed_audio(self, clips):
+            Counting.clips += len(clips)
+            return super().embed_audio(clips)
+
+    spec = load_spec(write_spec(tmp_path, tone_folder, f"{outside}:QueriesOnly", "TonePool"))
+    with pytest.raises(DataError, match=r"^TonePool: split test is a plain table; .*:QueriesOnly needs data.layout"):
+        maeb.evaluate(Counting(), [spec], cache_dir=tmp_path / "cache", progress=False)
+    assert Counting.clips == 0
 
 
 def test_an_outside_type_is_checked_like_a_registered_one(tmp_path, tone_folder, outside):

@@ -59,7 +59,8 @@ def test_the_embedder_protocol_lists_the_declared_services():
 
 @pytest.mark.slow
 def test_a_typo_in_an_evaluator_fails_mypy(tmp_path):
-    """A misspelt member of `emb` or of the spec in an evaluator is a mypy error, not a run-time one."""
+    """A misspelt member of `emb`, of the spec or of a split's table in an evaluator is a mypy error,
+    not a run-time one (Data holds maeb.data.sources.Table values, not Any)."""
     source = tmp_path / "typo_type.py"
     source.write_text(
         "from maeb.core.taskspec import TaskSpec\n"
@@ -67,6 +68,7 @@ def test_a_typo_in_an_evaluator_fails_mypy(tmp_path):
         "class Typo(TaskType):\n"
         "    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:\n"
         "        emb.contxt\n"
+        "        data[split].colums\n"
         "        return Evaluation({spec.main_scor: 1.0})\n"
     )
     done = subprocess.run(
@@ -75,3 +77,24 @@ def test_a_typo_in_an_evaluator_fails_mypy(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert '"Embeddings" has no attribute "contxt"' in done.stdout
     assert '"TaskSpec" has no attribute "main_scor"' in done.stdout
+    assert '"Table" has no attribute "colums"' in done.stdout
+
+
+def test_each_type_names_the_split_it_reads_and_refuses_the_other():
+    """Plain-table types read maeb.data.sources.Table, retrieval and reranking RetrievalData; each
+    refuses the other shape naming the task and split (TaskType.check_split)."""
+    from maeb import tasktypes
+    from maeb.core.errors import DataError
+    from maeb.core.taskspec import DataSpec, TaskSpec
+    from maeb.data.sources import RetrievalData, Table
+
+    table = Table({"audio": [], "label": []})
+    pool = RetrievalData.from_dicts({}, {}, {})
+    for name in tasktypes.REGISTRY:
+        kind = tasktypes.get(name)
+        spec = TaskSpec(name="T", type=name, data=DataSpec(source="audiofolder", path="."))
+        right, wrong = (pool, table) if name in ("retrieval", "reranking") else (table, pool)
+        assert kind.SPLIT is type(right), name
+        kind.check_split(spec, "test", right)
+        with pytest.raises(DataError, match=r"^T: split test is "):
+            kind.check_split(spec, "test", wrong)

@@ -75,6 +75,10 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, p
         ", ".join(f"{sub}/{split}" for sub, splits in data.items() for split in splits),
         time.perf_counter() - started,
     )
+    for tables in data.values():  # a split of the wrong shape fails before anything is embedded
+        for split in spec.data.eval_splits:
+            if split in tables:
+                kind.check_split(spec, split, tables[split])
     shared = shared_clips(spec, data, on_leak, emb.warn)
     notes: dict = {"train_eval_shared_clips": len(shared), "train_eval_shared_clip_list": shared}
     resolved = resolved_revision(spec, emb.ctx.variables())

@@ -13,7 +13,7 @@ SCORE_SCALE, the optional `metrics(spec)` (names a main score may take) and `low
 declared once).
 
 Built-in and outside types are written the same way: a TaskType subclass whose `evaluate` takes
-the split tables (`Data`), the split's name, the embedder (`Embeddings`: what an evaluator may use
+the splits (`Data`: split name -> Table; `RetrievalSplits` for a type with SPLIT = RetrievalData), the split's name, the embedder (`Embeddings`: what an evaluator may use
 of it), the TaskSpec (maeb.core.taskspec) and the TaskState. The built-in ones are listed in
 REGISTRY below (the one list spec parsing, derivation, planning, the catalog import and the spec
 reference read), each a class in its own module; a type outside the package is named in a spec as
@@ -32,6 +32,7 @@ from .base import (
     Embeddings,
     Evaluation,
     Param,
+    RetrievalSplits,
     TaskState,
     TaskType,
     as_evaluation,
@@ -51,6 +52,7 @@ __all__ = [
     "Evaluation",
     "Param",
     "Registered",
+    "RetrievalSplits",
     "TaskState",
     "TaskType",
     "as_evaluation",

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.errors import DataError, SpecError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def _plain(value):
     return str(value)
 
 
-class AudioGeneration(TaskType):
+class AudioGeneration(TaskType[Table]):
     """The audio generation task type (the module's docstring says what it scores and how)."""
 
     NAME = "audio_generation"

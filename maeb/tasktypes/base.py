@@ -9,13 +9,14 @@ import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from ..core.context import RunContext
 from ..core.errors import DataError, SpecError, check_keys
 from ..core.taskspec import TaskSpec
+from ..data.sources import RetrievalData, Table
 
 # What a task type may use of the `emb` it is given (maeb.engine.embed.Embedder); tests/test_architecture.py
 # holds every type to it. The engine's own functions (maeb.engine.frames.frame_embeddings,
@@ -114,7 +115,13 @@ class Embeddings(Protocol):
         ...
 
 
-Data = Mapping[str, Any]  # split name -> its table (maeb.data.sources.Table or a derived shape)
+# What one split of a task is when its type evaluates it: a plain table (maeb.data.sources.Table), or
+# queries, corpus and relevance (RetrievalData, from data.layout = "retrieval" or a [derive] section).
+# A type names the one it reads (TaskType[Table], TaskType[RetrievalData]), so mypy holds its evaluator
+# to that shape's members and the runner checks each split against it (TaskType.check_split).
+Split = TypeVar("Split")
+Data = Mapping[str, Table]  # split name -> its table: what the plain-table types evaluate
+RetrievalSplits = Mapping[str, RetrievalData]  # split name -> queries, corpus and qrels (retrieval, reranking)
 
 if TYPE_CHECKING:
     from ..engine.embed import Embedder
@@ -231,9 +238,10 @@ def keep_valid(ok: np.ndarray, *arrays):
     return tuple(a[ok] if isinstance(a, np.ndarray) else [x for x, k in zip(a, ok) if k] for a in arrays)
 
 
-class TaskType:
+class TaskType(Generic[Split]):
     """The base of every task type: the defaults a type overrides only where it differs. A type
-    outside the package subclasses it and sets NAME, MAIN_SCORE, PARAMS and `evaluate`."""
+    outside the package subclasses it (TaskType[Table] for one that reads plain tables) and sets
+    NAME, MAIN_SCORE, PARAMS and `evaluate`."""
 
     NAME: str = ""
     MAIN_SCORE: str = ""
@@ -243,6 +251,7 @@ class TaskType:
     ALIASES: dict = {}  # old parameter name -> today's (shown by describe and in results)
     LABELLED: bool = False  # the rows carry a label column the type reads (checked before embedding)
     BLANK_LABELS: bool = False  # a row may have a blank label (multilabel: no class present)
+    SPLIT: type = Table  # what each split is (the class of the type's Split): Table, or RetrievalData
 
     @property
     def where(self) -> str:
@@ -290,6 +299,20 @@ class TaskType:
         found = record_of(metric)
         return found.lower_is_better if found is not None else False
 
-    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
-        """The metrics of one subset's split (data: split name -> table), state.subset naming it."""
+    def check_split(self, spec: TaskSpec, split: str, value: object) -> None:
+        """A split the type cannot read (a plain table where it needs retrieval data, or the other
+        way round) fails here, naming the task, the split and the field to change, before evaluate."""
+        if isinstance(value, self.SPLIT):
+            return
+        if self.SPLIT is RetrievalData:
+            raise DataError(
+                f"{spec.name}: split {split} is a plain table; {spec.type} needs data.layout = 'retrieval' or a [derive] section"
+            )
+        raise DataError(
+            f"{spec.name}: split {split} is {type(value).__name__}, but {spec.type} reads a {self.SPLIT.__name__} "
+            "(check data.layout and the [derive] section)"
+        )
+
+    def evaluate(self, data: Mapping[str, Split], split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+        """The metrics of one subset's split (data: split name -> its Split), state.subset naming it."""
         raise NotImplementedError(f"{self.where} defines no evaluate()")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from ..metrics.textmetrics import DATE_DELTA
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import (
@@ -63,7 +64,7 @@ def score_caption(groups: dict[str, float]) -> float:
     )
 
 
-class Captioning(TaskType):
+class Captioning(TaskType[Table]):
     """The captioning task type (the module's docstring says what it scores and how)."""
 
     NAME = "captioning"

@@ -13,6 +13,7 @@ from sklearn.model_selection import KFold
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from ..metrics import perclass
 from . import confound, control
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
@@ -79,7 +80,7 @@ def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> Non
         emb.warn(f"task {emb.context}: " + "; ".join(parts))
 
 
-class Classification(TaskType):
+class Classification(TaskType[Table]):
     """The classification task type (the module's docstring says what it scores and how)."""
 
     NAME = "classification"

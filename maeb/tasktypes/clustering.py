@@ -19,6 +19,7 @@ from sklearn.cluster import MiniBatchKMeans
 
 from ..core.errors import DataError, SpecError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from ..metrics import ties
 from ..metrics.registry import metrics_of
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
@@ -63,7 +64,7 @@ def bootstrap_scores(x: np.ndarray, labels: list[list], p: dict, rng) -> dict:
     return out
 
 
-class Clustering(TaskType):
+class Clustering(TaskType[Table]):
     """The clustering task type (the module's docstring says what it scores and how)."""
 
     NAME = "clustering"

@@ -59,6 +59,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .probe import Convergence
 
@@ -322,7 +323,7 @@ def _label_notes(classes: list[str], test_events: list, split: str, train_split:
     return dict(sorted(unseen.items())), line
 
 
-class EventDetection(TaskType):
+class EventDetection(TaskType[Table]):
     """The event detection task type (the module's docstring says what it scores and how)."""
 
     NAME = "event_detection"

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
@@ -55,7 +56,7 @@ def parse_scores(reply: str) -> tuple[float, float] | None:
     return (first, second) if first <= 10 and second <= 10 else None
 
 
-class JudgedQuestionAnswering(TaskType):
+class JudgedQuestionAnswering(TaskType[Table]):
     """The judged qa task type (the module's docstring says what it scores and how)."""
 
     NAME = "judged_qa"

@@ -25,6 +25,7 @@ import re
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
@@ -94,7 +95,7 @@ def _check_category(target: dict, key, p: dict, spec) -> None:
         )
 
 
-class CaptionJudging(TaskType):
+class CaptionJudging(TaskType[Table]):
     """The mmac task type (the module's docstring says what it scores and how)."""
 
     NAME = "mmac"

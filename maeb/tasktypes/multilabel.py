@@ -21,6 +21,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..data.sampling import iterative_stratified_subset
+from ..data.sources import Table
 from ..metrics import perclass
 from ..metrics.registry import get_metric, metrics_of
 from . import control
@@ -85,7 +86,7 @@ def _scores(y_test, x_test, x_train, y_train, p, probe: str = "mteb", labels=())
         return scores, perclass.multilabel(y_test, pred, proba, labels)
 
 
-class MultilabelClassification(TaskType):
+class MultilabelClassification(TaskType[Table]):
     """The multilabel task type (the module's docstring says what it scores and how)."""
 
     NAME = "multilabel"

@@ -23,6 +23,7 @@ import re
 
 from ..core.errors import SpecError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings
 
@@ -118,7 +119,7 @@ def _mean(values) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-class MultipleChoice(TaskType):
+class MultipleChoice(TaskType[Table]):
     """The multiple choice task type (the module's docstring says what it scores and how)."""
 
     NAME = "multiple_choice"

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
-from ..data.sources import binary_labels
+from ..data.sources import Table, binary_labels
 from ..metrics import ties
 from ..metrics.registry import get_metric
 from ..metrics.similarity import paired_similarity
@@ -66,7 +66,7 @@ def pair_metrics(
     return out
 
 
-class PairClassification(TaskType):
+class PairClassification(TaskType[Table]):
     """The pair task type (the module's docstring says what it scores and how)."""
 
     NAME = "pair_classification"

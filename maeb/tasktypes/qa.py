@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from ..metrics.textmetrics import DATE_DELTA
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import (
@@ -66,7 +67,7 @@ def _question(value) -> str:
     return value.get("question", "") if isinstance(value, dict) else str(value)
 
 
-class QuestionAnswering(TaskType):
+class QuestionAnswering(TaskType[Table]):
     """The qa task type (the module's docstring says what it scores and how)."""
 
     NAME = "qa"

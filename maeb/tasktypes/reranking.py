@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
-from .base import Data, Embeddings, Evaluation, TaskState
+from .base import Embeddings, Evaluation, RetrievalSplits, TaskState
 from .retrieval import Retrieval
 
 
@@ -21,8 +21,9 @@ class Reranking(Retrieval):
         """The sides of the model the type uses: audio, and text for text-to-audio or audio-to-text tasks."""
         return {"audio", "text"} if spec.category in ("t2a", "a2t") else {"audio"}
 
-    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+    def evaluate(self, data: RetrievalSplits, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
         """Score split `split` as retrieval over each query's own candidates (DataError when the split has none)."""
-        if getattr(data[split], "candidates", None) is None:
+        self.check_split(spec, split, data[split])
+        if data[split].candidates is None:
             raise DataError(f"{spec.name}: reranking needs candidate lists (a top_ranked config or [derive] kind = 'rerank')")
         return super().evaluate(data, split, emb, spec, state)

@@ -19,7 +19,7 @@ from ..core.taskspec import TaskSpec
 from ..data.sources import RetrievalData
 from ..metrics import ties
 from ..metrics.similarity import prepared, row_blocks, scores, similarity_matrix
-from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Embeddings, Evaluation, Param, RetrievalSplits, TaskState, TaskType
 
 K_VALUES = [1, 3, 5, 10, 20, 100, 1000]
 
@@ -331,11 +331,12 @@ def _adjusted(qid: str, docs: dict[str, float], p) -> tuple[str, dict[str, float
     return qid, docs
 
 
-class Retrieval(TaskType):
+class Retrieval(TaskType[RetrievalData]):
     """The retrieval task type (the module's docstring says what it scores and how)."""
 
     NAME = "retrieval"
     MAIN_SCORE = "hit_rate_at_5"
+    SPLIT = RetrievalData
     PARAMS = {
         "k_values": Param(K_VALUES, "cut-offs of every metric", items=int, min=1),
         "top_k": Param(1000, "documents kept per query", min=1),
@@ -362,15 +363,12 @@ class Retrieval(TaskType):
             sides.add("text")
         return sides
 
-    def evaluate(self, data: Data, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
+    def evaluate(self, data: RetrievalSplits, split: str, emb: Embeddings, spec: TaskSpec, state: TaskState) -> Evaluation:
         """Score split `split`: embed queries and corpus, rank the corpus by similarity per query (or its candidates) and compute the
         trec_eval metrics (under a tie-aware protocol, their expected values over tie orders), with the ties record."""
         p = spec.protocol
         split_data = data[split]
-        if not isinstance(split_data, RetrievalData):
-            raise DataError(
-                f"{spec.name}: split {split} is a plain table; retrieval needs data.layout = 'retrieval' or a [derive] section"
-            )
+        self.check_split(spec, split, split_data)  # a plain table given directly (the runner checks before)
         # mteb keeps every query with a qrels entry, even one without a relevant document (it scores 0)
         qrels = {q: docs for q, docs in split_data.qrels.items() if docs}
         queries = [(q, v) for q, v in split_data.queries if q in qrels]

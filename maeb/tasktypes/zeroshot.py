@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
+from ..data.sources import Table
 from ..metrics import perclass, ties
 from ..metrics.similarity import similarity_matrix
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
@@ -43,7 +44,7 @@ def _ties_record(refs, ok, x, probs, split_ties: dict, relative: float, main_sco
     )
 
 
-class ZeroshotClassification(TaskType):
+class ZeroshotClassification(TaskType[Table]):
     """The zeroshot task type (the module's docstring says what it scores and how)."""
 
     NAME = "zeroshot"
