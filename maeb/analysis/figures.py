@@ -21,9 +21,7 @@ from __future__ import annotations
 import io
 import json
 import re
-import textwrap
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,75 +30,10 @@ from ..core.errors import MaebError
 from . import figlayout as lay
 from .cards import Card
 from .leaderboard import BORDA_RULES, Board
-
-FORMATS = ("pdf", "svg", "png")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-LINES = ("-", "--", ":", "-.")
-STYLE = {
-    "svg.fonttype": "none",  # text stays text: searchable, and the page's fonts draw it
-    "pdf.fonttype": 42,  # TrueType in the PDF: journals reject Type 3 fonts
-    "font.size": lay.FONT,  # and never under lay.MIN_FONT at the width the figure is drawn at
-    "xtick.labelsize": lay.SMALL,
-    "ytick.labelsize": lay.SMALL,
-    "axes.titlesize": lay.FONT,
-    "axes.labelsize": lay.FONT,
-    "legend.fontsize": lay.SMALL,
-    "font.family": "DejaVu Sans",
-    "axes.grid": True,
-    "grid.color": "#dddddd",
-    "grid.linewidth": 0.5,
-    "axes.axisbelow": True,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "figure.dpi": 100,
-    "savefig.dpi": 200,
-    "svg.hashsalt": "maeb",  # the same figure gives the same SVG bytes (ids are otherwise random)
-}
-# no creation date in the files: the same results give the same bytes
-_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}
-GREY = lay.GREY
-
-
-@dataclass
-class Figure:
-    """One drawn figure: its file stem, a one-line caption, the matplotlib figure, files written beside it
-    (name -> text) and lines for the person plotting (a figure showing only the first models says so)."""
-
-    name: str
-    caption: str
-    figure: object  # matplotlib.figure.Figure (imported lazily: matplotlib is an optional extra)
-    extras: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-
-def pyplot():
-    """matplotlib's pyplot on the file-only Agg backend, or one clear error naming the extra to install."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise MaebError("figures need matplotlib: pip install 'maeb[plots]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def MaxNLocator(**kwargs):  # noqa: N802
-    """matplotlib's MaxNLocator, imported when a figure is drawn (matplotlib is an optional extra)."""
-    from matplotlib.ticker import MaxNLocator as locator
-
-    return locator(**kwargs)
-
-
-def _label(text: str, width: int = 18) -> str:
-    """'AudioMultilabelClassification' -> 'Audio Multilabel\\nClassification': a panel title that fits its panel."""
-    return "\n".join(textwrap.wrap(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text), width)) or text
-
-
-def _name(model: str, width: int = 60) -> str:
-    """A model name as a figure draws it: clipped to `width` characters in its middle, because one very long name
-    collapsed the axes and made constrained layout run for minutes (the page's table keeps it whole)."""
-    return lay.short(model, width)
+from .plotstyle import FORMATS, GREY, LINES, MARKERS, STYLE, Figure, MaxNLocator, pyplot  # noqa: F401 (figures.X callers)
+from .plotstyle import METADATA as _METADATA
+from .plotstyle import label as _label
+from .plotstyle import name as _name
 
 
 def _type_interval(board: Board, model: str, task_type: str) -> tuple[float, float] | None:
@@ -362,7 +295,7 @@ def figures(
 
 
 def _layer_curves(board: Board, width: float) -> Figure | None:
-    from .layerfig import layer_curves  # its own module (maeb.analysis.layerfig), which imports this one
+    from .layerfig import layer_curves
 
     return layer_curves(board, width)
 

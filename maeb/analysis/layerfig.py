@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 
 from . import figlayout as lay
-from .figures import LINES, MARKERS, Figure, _label, _name, pyplot
 from .leaderboard import Board
+from .plotstyle import LINES, MARKERS, Figure, pyplot
+from .plotstyle import label as _label
+from .plotstyle import name as _name
 
 _ROW = re.compile(r"^(?P<model>.+) \[(?P<setting>[^\]]*)\]$")
 _LAYER = re.compile(r"^hidden_layer_(?P<layer>\d+)$")
