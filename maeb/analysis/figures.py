@@ -90,6 +90,9 @@ def task_types(board: Board, width: float = lay.PAGE, top: int | None = None) ->
     titles = [lay.wrap(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", t), panel_in - 0.1, lay.FONT) for t in types]
     title_in = max(t.count("\n") + 1 for t in titles) * lay.FONT * 1.25 / 72
     rows, names, note, height = _shown(board, width, top, fixed=0.25, panel_rows=prow, per_panel=title_in + 0.4)
+    wanted = min(len(board.rows), top or len(board.rows))
+    if len(rows) < wanted:  # a panel per type repeats every model: past a few types the panels hold too few
+        return type_matrix(board, width, top, fits=len(rows))
     fig, axes = plt.subplots(prow, ncols, sharey=True, squeeze=False, figsize=(width, height), layout="constrained")
     ys = np.arange(len(rows))[::-1]
     for k, ax in enumerate(axes.flat):
@@ -121,6 +124,87 @@ def task_types(board: Board, width: float = lay.PAGE, top: int | None = None) ->
         "" if len(rows) == len(board.rows) else f"; the first {len(rows)} of {len(board.rows)} models, the rest named under it"
     )
     return _cut(Figure("task_types", f"Mean score per task type; {how}{shown}.", fig), rows, board)
+
+
+def _bare_names(models: list[str]) -> list[str]:
+    """The names without their organisation ('microsoft/wavlm-base' -> 'wavlm-base') where that leaves them
+    apart, else whole: a matrix row has little room, and the organisation rarely tells two rows apart."""
+    bare = [m.split("/", 1)[-1] for m in models]
+    return bare if len(set(bare)) == len(set(models)) else list(models)
+
+
+def type_matrix(board: Board, width: float = lay.PAGE, top: int | None = None, fits: int = 0) -> Figure:
+    """Each model's mean score per task type as a matrix of rounded numbers (%, shaded by score), drawn where the
+    panels with intervals hold fewer models than asked: a model takes one 6 pt line, not one per panel row. Models
+    are rows where a name of 12 characters still fits beside the type columns, else columns (rotated names, the
+    types as rows); those that do not fit are named in a note under it. fits: the models the panels held."""
+    plt = pyplot()
+    types = board.types
+    total = len(board.rows)
+    values = 100 * np.array([[np.nan if r.types.get(t) is None else r.types[t] for t in types] for r in board.rows], dtype=float)
+    texts = [[("\u2013" if np.isnan(v) else f"{v:.0f}") for v in row] for row in values]
+    cell_in = (max(lay.text_width(x) for row in texts for x in row) + 3) / 72  # a number and a hair each side
+    bare = _bare_names([r.model for r in board.rows])
+    type_names = [re.sub(r"(?<=[a-z])(?=[A-Z])", " ", t) for t in types]
+    name_room = width - len(types) * cell_in - 0.2
+    models_as_rows = name_room * 72 / 3.7 >= 12
+    if models_as_rows:
+        names = [_name(b, int(name_room * 72 / 3.7)) for b in bare]
+        header_in = max(lay.text_width(t) for t in type_names) / 72 + 0.1
+        room = lay.Room(width, fixed=header_in + 0.3, per_panel=0.0)
+        n, note = lay.fit_rows(total, top, room, [r.model for r in board.rows])
+        size = (width, room(n, note))
+    else:
+        type_names = [lay.wrap(t, 0.9) for t in type_names]
+        lines = max(t.count("\n") + 1 for t in type_names)
+        type_in = max(lay.text_width(line) for t in type_names for line in t.split("\n")) / 72 + 0.1
+        n = max(1, min(total, top or total, int((width - type_in - 0.2) / cell_in)))
+        names = [_name(b, 40) for b in bare]
+        note = lay.rest_note([r.model for r in board.rows[n:]], n, width)
+        header_in = max(lay.text_width(x) for x in names[:n]) / 72 + 0.1
+        size = (width, min(lay.MAX_HEIGHT, header_in + 0.3 + len(types) * lines * lay.ROW + lay.note_height(note)))
+    shown = values[:n] if models_as_rows else values[:n].T
+    cells = [row[: len(types)] for row in texts[:n]]
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    ax.grid(False)
+    low, high = np.nanmin(values[:n]), np.nanmax(values[:n])
+    # the darkest shade a mid grey (black numbers read on every cell, in print and in grayscale)
+    ax.imshow(np.ma.masked_invalid(shown), cmap="Greys", vmin=low, vmax=high + 1.5 * max(high - low, 1.0), aspect="auto")
+    for i in range(n):
+        for j in range(len(types)):
+            a, b = (i, j) if models_as_rows else (j, i)
+            ax.text(
+                b,
+                a,
+                cells[i][j],
+                ha="center",
+                va="center",
+                fontsize=lay.SMALL,
+                color=GREY if cells[i][j] == "\u2013" else "black",
+            )
+    model_ticks, type_ticks = names[:n], type_names
+    ax.set_yticks(range(len(shown)), model_ticks if models_as_rows else type_ticks, fontsize=lay.SMALL)
+    ax.set_xticks(range(shown.shape[1]), type_ticks if models_as_rows else model_ticks, rotation=90, fontsize=lay.SMALL)
+    ax.xaxis.tick_top()  # the column heads over the matrix, as a table reads
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    _note_below(fig, note)
+    k = max(1, fits)
+    shown_note = "" if n == total else f"; the first {n} of {total} models, the rest named under it"
+    caption = (
+        f"Mean score per task type (%, rounded; \u2013: missing, never 0), shaded by score; no intervals: the "
+        f"{min(total, top or total)} models do not fit a panel per type at {width:g} in (--top {k} draws those)"
+        f"{shown_note}."
+    )
+    figure = Figure("task_types", caption, fig)
+    figure.notes.append(
+        f"task_types: a matrix of mean scores without intervals ({min(total, top or total)} models do not fit a panel "
+        f"per task type at {width:g} in; --top {k} or a wider --width draws the panels with intervals)"
+    )
+    if n < total:
+        figure.notes.append(f"task_types: the first {n} of {total} models (the rest named under it)")
+    return figure
 
 
 def borda_forest(board: Board, width: float = lay.PAGE, top: int | None = None) -> Figure:
