@@ -30,7 +30,7 @@ from ..core.errors import MaebError
 from . import figlayout as lay
 from .cards import Card
 from .leaderboard import BORDA_RULES, Board
-from .plotstyle import FORMATS, GREY, LINES, MARKERS, STYLE, Figure, MaxNLocator, pyplot  # noqa: F401 (figures.X callers)
+from .plotstyle import FORMATS, GREY, LINES, MARKERS, STYLE, Figure, MaxNLocator, fit_legend, note_above, pyplot  # noqa: F401 (figures.X callers)
 from .plotstyle import METADATA as _METADATA
 from .plotstyle import label as _label
 from .plotstyle import name as _name
@@ -280,8 +280,12 @@ def _line_figure(
     bucket) leaves a gap there instead of sliding its later points onto the wrong labels; a missing score is
     a gap, never zero. counts: panel -> step -> the item counts behind it, written under the step's label."""
     plt = pyplot()
-    styles = {label: i for i, label in enumerate(dict.fromkeys(k for p in panels.values() for k in p))}
+    runs_all = list(dict.fromkeys(k for p in panels.values() for k in p))
+    kept, note = fit_legend(len(panels), width, runs_all)
+    panels = {title: {k: v for k, v in runs.items() if k in kept} for title, runs in panels.items()}
+    styles = {label: i for i, label in enumerate(kept)}
     fig, axes, legend_cols = lay.panels(plt, len(panels), width, [_name(k) for k in styles])
+    note_above(fig, note)
     handles: dict[str, object] = {}
     for ax, (title, runs) in zip(axes, panels.items()):
         steps = list(dict.fromkeys(step for run_steps, _ in runs.values() for step in run_steps))
@@ -308,7 +312,10 @@ def _line_figure(
         fontsize=lay.SMALL,
         frameon=False,
     )
-    return Figure(name, caption, fig)
+    figure = Figure(name, caption + (f" The first {len(kept)} lines; the rest named over it." if note else ""), fig)
+    if note:
+        figure.notes.append(f"{name}: the first {len(kept)} of {len(runs_all)} lines (the rest named over it)")
+    return figure
 
 
 def _span(values: set[int]) -> str:

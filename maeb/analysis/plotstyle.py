@@ -80,3 +80,36 @@ def name(model: str, width: int = 60) -> str:
     """A model name as a figure draws it: clipped to `width` characters in its middle, because one very long name
     collapsed the axes and made constrained layout run for minutes (the page's table keeps it whole)."""
     return lay.short(model, width)
+
+
+DISTINCT = 20  # marker x line style pairs before they repeat (10 markers, 4 lines): past it two lines look alike
+
+
+def fit_legend(n_panels: int, width: float, labels: list[str], panel_in: float = 2.2) -> tuple[list[str], str]:
+    """The runs a figure of line panels (figlayout.panels) draws, and the note naming the rest: at most DISTINCT
+    (the styles repeat after) and at most what the legend holds under panels of 1.4 in within MAX_HEIGHT, with
+    the note over them. A legend of 67 runs at a column's width had run over the panels."""
+    ncols = max(1, min(n_panels, int(width // panel_in)))
+    nrows = -(-n_panels // ncols)
+    entry = max((lay.text_width(name(k)) for k in labels), default=0.0) + 26  # as figlayout.panels measures it
+    legend_cols = max(1, min(len(labels) or 1, int(width * 72 // entry)))
+    keep, note = min(len(labels), DISTINCT), ""
+    while keep > 1:
+        head = f"the first {keep} of {len(labels)} lines drawn (styles repeat past {DISTINCT}); not drawn: "
+        note = lay.name_list(head, labels[keep:], width)
+        room = lay.MAX_HEIGHT - nrows * 1.4 - 0.3 - lay.note_height(note)
+        if -(-keep // legend_cols) * lay.SMALL * 1.4 / 72 <= room:
+            break
+        keep -= 1
+    else:
+        note = lay.name_list(f"the first of {len(labels)} lines drawn; not drawn: ", labels[1:], width)
+    return labels[:keep], note if keep < len(labels) else ""
+
+
+def note_above(fig, note: str) -> None:
+    """The note naming what a figure leaves out, over it, the figure made taller by what it takes (up to
+    MAX_HEIGHT): constrained layout keeps it clear of the panels and of the legend below."""
+    if note:
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w, min(lay.MAX_HEIGHT, h + lay.note_height(note)))
+        fig.suptitle(note, x=0.01, ha="left", fontsize=lay.SMALL, color=GREY)
