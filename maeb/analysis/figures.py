@@ -126,9 +126,13 @@ def task_types(board: Board, width: float = lay.PAGE, top: int | None = None) ->
     return _cut(Figure("task_types", f"Mean score per task type; {how}{shown}.", fig), rows, board)
 
 
-def _bare_names(models: list[str]) -> list[str]:
-    """The names without their organisation ('microsoft/wavlm-base' -> 'wavlm-base') where that leaves them
-    apart, else whole: a matrix row has little room, and the organisation rarely tells two rows apart."""
+def _matrix_names(models: list[str], room_pt: float) -> list[str]:
+    """The names as the matrix draws them: whole where the longest fits `room_pt` at SMALL points (the name a
+    reader looks up on the board), else without their organisation ('microsoft/wavlm-base' -> 'wavlm-base')
+    where that leaves them apart, else whole (clipped after): a matrix row has little room, and the
+    organisation rarely tells two rows apart."""
+    if max((lay.text_width(m) for m in models), default=0.0) <= room_pt:
+        return list(models)
     bare = [m.split("/", 1)[-1] for m in models]
     return bare if len(set(bare)) == len(set(models)) else list(models)
 
@@ -144,12 +148,12 @@ def type_matrix(board: Board, width: float = lay.PAGE, top: int | None = None, f
     values = 100 * np.array([[np.nan if r.types.get(t) is None else r.types[t] for t in types] for r in board.rows], dtype=float)
     texts = [[("\u2013" if np.isnan(v) else f"{v:.0f}") for v in row] for row in values]
     cell_in = (max(lay.text_width(x) for row in texts for x in row) + 3) / 72  # a number and a hair each side
-    bare = _bare_names([r.model for r in board.rows])
+    models = [r.model for r in board.rows]
     type_names = [re.sub(r"(?<=[a-z])(?=[A-Z])", " ", t) for t in types]
     name_room = width - len(types) * cell_in - 0.2
     models_as_rows = name_room * 72 / 3.7 >= 12
     if models_as_rows:
-        names = [_name(b, int(name_room * 72 / 3.7)) for b in bare]
+        names = [_name(b, int(name_room * 72 / 3.7)) for b in _matrix_names(models, name_room * 72 - 6)]
         header_in = max(lay.text_width(t) for t in type_names) / 72 + 0.1
         room = lay.Room(width, fixed=header_in + 0.3, per_panel=0.0)
         n, note = lay.fit_rows(total, top, room, [r.model for r in board.rows])
@@ -159,7 +163,7 @@ def type_matrix(board: Board, width: float = lay.PAGE, top: int | None = None, f
         lines = max(t.count("\n") + 1 for t in type_names)
         type_in = max(lay.text_width(line) for t in type_names for line in t.split("\n")) / 72 + 0.1
         n = max(1, min(total, top or total, int((width - type_in - 0.2) / cell_in)))
-        names = [_name(b, 40) for b in bare]
+        names = [_name(b, 40) for b in _matrix_names(models, lay.text_width("x" * 40))]
         note = lay.rest_note([r.model for r in board.rows[n:]], n, width)
         header_in = max(lay.text_width(x) for x in names[:n]) / 72 + 0.1
         size = (width, min(lay.MAX_HEIGHT, header_in + 0.3 + len(types) * lines * lay.ROW + lay.note_height(note)))
