@@ -1,4 +1,4 @@
-"""What the fault probes share (scripts/fault_probe4.py, fault_probe5.py): verdicts, the case
+"""What the fault probes share (scripts/fault_probe_trust.py, fault_probe_outputs.py): verdicts, the case
 registry, one-line error checks, `maeb` run as a user runs it with a cache folder of the probe's
 own, and the loop that runs the cases and prints their counts."""
 

@@ -8,7 +8,8 @@ and a "maeb.x.y:Attr" (or "maeb.x.y") string, which names a module imported when
 
 A module may import its own floor and the floors below it. An arrow that runs back up is either
 one of UPWARD's declared exceptions (at most BUDGET of them, each with its reason) or a failure of
-tests/test_architecture.py, which also checks that docs/architecture.md is the drawing of today's tree."""
+tests/test_architecture.py, which also checks that docs/architecture.md is the drawing of today's tree
+and that at most ROOM_CIRCLES circles remain among the modules of one floor."""
 
 from __future__ import annotations
 
@@ -59,6 +60,9 @@ ANYWHERE = {"maeb"}
 # down. BUDGET is how many there may be: a new one replaces an old one or is argued for in review.
 UPWARD: dict[str, tuple[str, str]] = {}
 BUDGET = 0
+# circles among the modules of one floor (tests/test_architecture.py): a module that needs a piece of
+# another's that needs it back takes that piece from a module of its own below both
+ROOM_CIRCLES = 3
 
 
 def modules() -> dict[str, Path]:
@@ -159,6 +163,60 @@ def floor_cycles(pairs) -> list[list[str]]:
     return out
 
 
+def floor_graph(lazy: bool = True) -> dict[str, set[str]]:
+    """importer -> the modules of its own floor it imports (every import counted with lazy=True)."""
+    known = modules()
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        for target in imports(name, path, known, lazy):
+            if target not in ANYWHERE and layer(target) == layer(name) and layer(name):
+                graph[name].add(target)
+    return graph
+
+
+def room_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles among modules: strongly connected sets of more than one (Tarjan's algorithm,
+    without recursion), each sorted, in the order of their first module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    out.append(sorted(group))
+    return sorted(out)
+
+
 def _reachable(graph, start):
     stack, seen = [start], set()
     while stack:
@@ -180,7 +238,8 @@ def _circles(groups: list[list[str]]) -> str:
 
 
 def render() -> str:
-    """The drawing: floors top first with their rooms, then the arrows between floors."""
+    """The drawing: floors top first with their rooms, then the arrows between floors, and the circles
+    between floors and within one."""
     known = modules()
     out = [
         "# The house: maeb's floors, rooms and arrows",
@@ -235,6 +294,14 @@ def render() -> str:
     out.append('With every import counted (inside functions, and "module:Attr" strings): ' + _circles(late))
     out.append("")
     out.append("With every import counted, less the declared exceptions: " + _circles(kept))
+    out += ["", "## Circles within a floor", ""]
+    rooms = room_circles(floor_graph(lazy=True))
+    out.append(
+        'Modules of one floor that import each other round a circle (every import counted, inside functions and "module:Attr" '
+        f"strings too): {len(rooms)} of at most {ROOM_CIRCLES}."
+    )
+    out.append("")
+    out += [f"- {' ↔ '.join(f'`{m}`' for m in group)}" for group in rooms] or ["None."]
     return "\n".join(out) + "\n"
 
 

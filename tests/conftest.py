@@ -89,3 +89,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("heavy") and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def forget_family():
+    """Registers nothing itself: a test hands it the family names it registers, removed afterwards."""
+    from maeb.encoders.family import FAMILY_REGISTRY
+
+    names: list[str] = []
+    yield names.append
+    for name in names:
+        FAMILY_REGISTRY.pop(name, None)

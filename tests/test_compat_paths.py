@@ -126,8 +126,8 @@ def _old_uses(path: Path) -> list[str]:
 ON_PURPOSE = {
     "maeb/_compat.py": "the table of old paths",
     "tests/test_compat_paths.py": "tests the old paths",
-    "tests/test_faults_round4b.py": "tests that `python -m maeb.lite` says which command replaced it",
-    "scripts/fault_probe4.py": "probes the old `python -m maeb.lite`",
+    "tests/test_confusing_cases.py": "tests that `python -m maeb.lite` says which command replaced it",
+    "scripts/fault_probe_trust.py": "probes the old `python -m maeb.lite`",
     "tests/test_family_records.py": "tests that the old per-fact dicts are views of the records",
 }
 

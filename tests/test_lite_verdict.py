@@ -96,19 +96,19 @@ def test_vectors_moved_beyond_rounding_fail_at_the_encoder_stage(lite_data, tmp_
 
 
 def _moved_evaluator(monkeypatch, lite_data, tmp_path, change: str):
-    from maeb.benchmarks.lite import evaluators, runner
-    from maeb.tasktypes import classification
+    from maeb.benchmarks.lite import evaluators, specs
+    from maeb.tasktypes import labels
 
     if change == "max_iter":
-        original = classification.linear_probe
-        monkeypatch.setattr(classification, "linear_probe", lambda p, probe="mteb": original({**p, "max_iter": 1000}, probe))
+        original = labels.linear_probe
+        monkeypatch.setattr(labels, "linear_probe", lambda p, probe="mteb": original({**p, "max_iter": 1000}, probe))
     else:
-        specs = runner.lite_specs
+        originals = specs.lite_specs
 
         def reseeded(tasks=None):
-            return [replace(spec, protocol={**spec.protocol, "seed": 7}) for spec in specs(tasks)]
+            return [replace(spec, protocol={**spec.protocol, "seed": 7}) for spec in originals(tasks)]
 
-        monkeypatch.setattr(runner, "lite_specs", reseeded)
+        monkeypatch.setattr(specs, "lite_specs", reseeded)
     run = _run_folder(tmp_path, ALL_PROBES)
     return _verdict(lite_data, run, ALL_PROBES, evaluate=evaluators.score)
 

@@ -12,7 +12,7 @@ import pytest
 from sklearn import metrics as skm
 
 from maeb.core.errors import SpecError
-from maeb.metrics import registry
+from maeb.metrics import records, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(0)
@@ -67,7 +67,7 @@ def test_declaring_is_checked(monkeypatch):
     """An unknown name fails with the close ones; a metric without an oracle, or a taken name
     declared with another function, is refused."""
     registry.metric_names()  # the built-in ones declared before the copy
-    monkeypatch.setattr(registry, "_METRICS", dict(registry._METRICS))
+    monkeypatch.setattr(records, "_METRICS", dict(records._METRICS))
     with pytest.raises(SpecError, match="unknown metric 'v_measur'; did you mean v_measure"):
         registry.get_metric("v_measur")
     with pytest.raises(SpecError, match="name its oracle"):
@@ -90,7 +90,7 @@ def test_the_documented_metric_runs_as_written(tmp_path, monkeypatch, capsys):
     (tmp_path / "my_metrics.py").write_text(code)
     monkeypatch.syspath_prepend(str(tmp_path))
     registry.metric_names()  # the built-in ones declared before the copy
-    monkeypatch.setattr(registry, "_METRICS", dict(registry._METRICS))
+    monkeypatch.setattr(records, "_METRICS", dict(records._METRICS))
     monkeypatch.delitem(sys.modules, "my_metrics", raising=False)
     importlib.import_module("my_metrics")
     printed = capsys.readouterr().out.split()

@@ -139,14 +139,14 @@ def test_a_probe_s_block_is_sklearn_s_report_of_its_own_predictions_averaged(ton
     from .test_engine import run, spec_for
 
     caught = []
-    real = classification._fit_predict
+    real = classification.fit_predict
 
     def catching(x_train, y_train, x_test, p, probe="mteb"):
         pred = real(x_train, y_train, x_test, p, probe)
         caught.append(pred)
         return pred
 
-    monkeypatch.setattr(classification, "_fit_predict", catching)
+    monkeypatch.setattr(classification, "fit_predict", catching)
     spec = spec_for(tone_folder, "classification", data={"label_column": "speaker"}, protocol={"cross_validation": True})
     entry = run(spec, tmp_path)
     block = entry["per_class"]

@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multioutput import MultiOutputClassifier
 
 from maeb import tasktypes
-from maeb.tasktypes import classification, multilabel
+from maeb.tasktypes import classification, labels, multilabel
 from maeb.tasktypes.probe import Convergence, fitted, linear_probe
 
 from .conftest import make_embedder
@@ -103,7 +103,7 @@ def test_classification_records_every_experiment_s_fit_and_not_the_control_s(ton
         "note": f"{fits} of {fits} fits stopped at max_iter 1 before converging: the score can move with the last bits "
         "of the vectors (docs/reproducibility.md)",
     }
-    assert "shuffled" in stopped.info and "convergence" not in stopped.metrics
+    assert stopped.shuffled is not None and "shuffled" not in stopped.info and "convergence" not in stopped.metrics
 
     spec, tables = _tables(tone_folder, max_iter=100_000, **protocol)
     easy = _evaluate(kind, tmp_path, spec, tables)
@@ -118,7 +118,7 @@ def test_the_record_changes_no_score(tone_folder, tmp_path, monkeypatch):
     kind = classification.Classification()
     spec, tables = _tables(tone_folder)
     with_record = _evaluate(kind, tmp_path, spec, tables)
-    monkeypatch.setattr(classification, "fitted", lambda model: None)
+    monkeypatch.setattr(labels, "fitted", lambda model: None)  # where the fit is counted
     without = _evaluate(kind, tmp_path, spec, tables)
     assert without.info["convergence"]["fits"] == 0
     assert json.dumps(with_record.metrics, sort_keys=True) == json.dumps(without.metrics, sort_keys=True)

@@ -12,7 +12,7 @@ import pytest
 
 from maeb.core.errors import DataError, SpecError
 from maeb.metrics import chance as ch
-from maeb.metrics import registry
+from maeb.metrics import records, registry
 
 FRESH = """
 from maeb.core.errors import SpecError
@@ -40,7 +40,7 @@ def test_an_outside_metric_declared_before_the_builtins_cannot_take_a_builtin_na
 
 def test_a_name_differing_only_in_case_or_read_by_a_pattern_is_refused(monkeypatch):
     registry.metric_names()
-    monkeypatch.setattr(registry, "_METRICS", dict(registry._METRICS))
+    monkeypatch.setattr(records, "_METRICS", dict(records._METRICS))
     with pytest.raises(SpecError, match="'ACCURACY': 'accuracy' is already declared"):  # record_of("accuracy") read it
         registry.register_metric("ACCURACY", lambda a, b: 0.0, "me", higher_is_better=False)
     with pytest.raises(SpecError, match="result key 'ndcg_at_10' is already read as metric 'ndcg_at_k'"):
@@ -50,7 +50,7 @@ def test_a_name_differing_only_in_case_or_read_by_a_pattern_is_refused(monkeypat
 
 def test_an_outside_metric_must_say_its_direction(monkeypatch):
     registry.metric_names()
-    monkeypatch.setattr(registry, "_METRICS", dict(registry._METRICS))
+    monkeypatch.setattr(records, "_METRICS", dict(records._METRICS))
     with pytest.raises(SpecError, match="'word_errors': say higher_is_better=True or False"):
         registry.register_metric("word_errors", lambda a, b: 0.0, "me")  # before: ranked as higher is better
     assert registry.register_metric("word_errors", lambda a, b: 0.0, "me", higher_is_better=False).lower_is_better
@@ -66,7 +66,7 @@ def test_an_outside_metric_must_say_its_direction(monkeypatch):
 )
 def test_malformed_facts_are_one_line(monkeypatch, facts, needle):
     registry.metric_names()
-    monkeypatch.setattr(registry, "_METRICS", dict(registry._METRICS))
+    monkeypatch.setattr(records, "_METRICS", dict(records._METRICS))
     with pytest.raises(SpecError, match=needle.replace("(", r"\(").replace(")", r"\)")):
         registry.register_metric("mine", lambda a, b: 0.0, "me", higher_is_better=True, **facts)
 

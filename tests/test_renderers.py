@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from maeb.analysis import correlate, page, report
+from maeb.analysis import boardjson, correlate, page, report
 from maeb.analysis.leaderboard import Board, Row
 from maeb.analysis.uncertainty import CellInterval, Uncertainty
 from maeb.benchmarks import robust
@@ -136,8 +136,8 @@ def _fixed(patch) -> None:
     """The clock and version the outputs print, fixed (golden files outlive both)."""
     import maeb
 
-    patch.setattr(report, "_dt", _FixedClock)
-    patch.setattr(report, "__version__", "0.0.golden")
+    patch.setattr(boardjson, "_dt", _FixedClock)  # the JSON record stamps its time
+    patch.setattr(boardjson, "__version__", "0.0.golden")
     patch.setattr(maeb, "__version__", "0.0.golden")
     # the page's figures are matplotlib's bytes (tests/test_figures_page.py checks them); here the page around them
     patch.setattr(page, "_figures", lambda *args: '<p id="figures">figures</p>')

@@ -98,11 +98,7 @@ def test_the_control_equals_an_independent_refit_on_the_same_draws(tmp_path, fol
 
     spec, tables = _tables(folder)
     emb = make_embedder(tmp_path, controls=("shuffled",))
-    got = (
-        classification.Classification()
-        .evaluate(tables, "test", emb, spec, tasktypes.TaskState(seed=42))
-        .info["shuffled"]["score"]
-    )
+    got = classification.Classification().evaluate(tables, "test", emb, spec, tasktypes.TaskState(seed=42)).shuffled["score"]
     train, test = tables["train"], tables["test"]
     y_train, y_test = np.asarray(train["label"]), np.asarray(test["label"])
     x_test, _ = emb.audio(test["audio"])
@@ -130,7 +126,7 @@ def test_the_multilabel_control_equals_an_independent_refit(tmp_path, folder):
         tables[name] = Table({**table.columns, "label": [[a, b] for a, b in zip(table["label"], table["speaker"])]})
     emb = make_embedder(tmp_path, controls=("shuffled",))
     state = tasktypes.TaskState(seed=42)
-    got = multilabel.MultilabelClassification().evaluate(tables, "test", emb, spec, state).info["shuffled"]["score"]
+    got = multilabel.MultilabelClassification().evaluate(tables, "test", emb, spec, state).shuffled["score"]
     train, test = tables["train"], tables["test"]
     state = tasktypes.TaskState(seed=42)
     draws = [multilabel.grow_sample(train["label"], 8, state.np_rng) for _ in range(3)]
@@ -149,12 +145,13 @@ def test_the_multilabel_control_equals_an_independent_refit(tmp_path, folder):
 
 def test_boards_show_a_models_shuffled_control_only_where_recorded(tmp_path):
     """Beside the model's own score (a control is a model's, issue 46 item 6; tests/test_explorer.py has two)."""
-    from maeb.analysis.report import _tasks_table, to_json, to_markdown_by_task
+    from maeb.analysis.notes import tasks_table
+    from maeb.analysis.report import to_json, to_markdown_by_task
 
     from .test_board_baselines import board
 
     b = board(tmp_path)
-    assert "shuffled" not in to_markdown_by_task(b) and "shuffled" not in _tasks_table(b)
+    assert "shuffled" not in to_markdown_by_task(b) and "shuffled" not in tasks_table(b)
     assert all("shuffled" not in t for t in to_json(b)["tasks"]) and all("shuffled" not in m for m in to_json(b)["models"])
     for (model, task), (score,) in b.cells.items():  # o/a's result on the Good task records the control
         if (model, task) == ("o/a", "Good"):
@@ -164,7 +161,7 @@ def test_boards_show_a_models_shuffled_control_only_where_recorded(tmp_path):
     text = to_markdown_by_task(b)
     head = next(line for line in text.splitlines() if line.startswith("| Task"))
     assert head.rstrip(" |").endswith("Chance | Majority") and "| 80.0 (shuffled 12.3) | 40.0 |" in text
-    assert "80.0 (shuffled 12.3)<" in _tasks_table(b) and ">Shuffled<" not in _tasks_table(b)
+    assert "80.0 (shuffled 12.3)<" in tasks_table(b) and ">Shuffled<" not in tasks_table(b)
     assert {m["model"]: m.get("shuffled") for m in to_json(b)["models"]} == {"o/a": {"Good": 0.123}, "o/b": None}
 
 

@@ -66,7 +66,7 @@ def exact(value: float) -> dict:
 
 
 def _single_label(spec, test: Table, train: Table | None, rng, metric: str) -> dict | None:
-    from ..tasktypes.classification import label_metrics
+    from ..tasktypes.labels import label_metrics
 
     y, classes = _codes(test[spec.data.label_column])
     source = Counter(str(v) for v in (train if train is not None else test)[spec.data.label_column])

@@ -37,7 +37,7 @@ import numpy as np
 from scipy.stats import pearsonr, rankdata, spearmanr
 
 from ..core.errors import DataError, MaebError
-from .report import count
+from .notes import count
 from .tables import PLAIN_CSS, html_page, html_table, markdown_table, td
 
 PAPER_TASK_COUNT = 26

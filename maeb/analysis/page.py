@@ -16,29 +16,29 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from .boardjson import to_json
 from .cards import Card, cards, csv_source, provenance, shuffled_controls
 from .leaderboard import Board
-from .page_assets import CSS, SCRIPT
-from .report import (
+from .notes import (
     FLAT_MARK,
-    _clustering_note,
-    _experiment_note,
-    _flat,
-    _flat_note,
-    _fragile,
-    _fragile_note,
-    _fragile_span,
-    _leak_note,
-    _leak_span,
-    _shuffled_text,
-    _task_pct,
-    _tasks_table,
-    _tie_note,
-    _tie_span,
-    _title,
+    board_title,
+    clustering_note,
     count,
-    to_json,
+    experiment_note,
+    flat_note,
+    flat_tasks,
+    fragile_mark,
+    fragile_note,
+    fragile_span,
+    leak_note,
+    leak_span,
+    shuffled_text,
+    task_pct,
+    tasks_table,
+    tie_note,
+    tie_span,
 )
+from .page_assets import CSS, SCRIPT
 from .tables import json_script, pct
 
 SIZES = ((1e8, "under 100M"), (1e9, "100M–1B"), (float("inf"), "1B and over"))
@@ -155,7 +155,7 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         }
         tr = " ".join(f'{k}="{html.escape(v)}"' for k, v in attrs.items()) + ' tabindex="0"'  # Enter opens the card
         cls = ' class="baseline"' if card.baseline else ""
-        leak = _leak_span(r) + _tie_span(r)
+        leak = leak_span(r) + tie_span(r)
         cells = [
             f'<td class="rank" data-v="{r.rank}">{r.rank}</td>',
             f'<td class="model" data-v="{html.escape(r.model)}">{_breakable(r.model)}{leak}</td>',
@@ -173,10 +173,10 @@ def _table(board: Board, model_cards: dict[str, Card], facts: dict[str, str], sh
         ]
         for t in board.tasks:
             v = r.tasks.get(t.name)
-            where = f"{r.model} on {t.name}: {_task_pct(board, r, t.name) or 'no complete result'}; {provenance(board, r.model, t.name)}"
+            where = f"{r.model} on {t.name}: {task_pct(board, r, t.name) or 'no complete result'}; {provenance(board, r.model, t.name)}"
             if (r.model, t.name) in shuffled:  # the model's own control on the task
                 where += f"; its label-shuffled control: {pct(shuffled[(r.model, t.name)])}"
-            marks = _leak_span(r, t.name) + _tie_span(r, t.name) + _fragile_span(r, t.name)
+            marks = leak_span(r, t.name) + tie_span(r, t.name) + fragile_span(r, t.name)
             text = html.escape(pct(v)) + marks if v is not None else "–"
             cells.append(
                 f'<td class="task{hidden}" data-task="{html.escape(t.name)}" data-v="{"" if v is None else v}"'
@@ -378,7 +378,7 @@ def _page_data(board: Board, model_cards: dict[str, Card]) -> dict:
             [
                 t.name,
                 t.type,
-                (_task_pct(board, r, t.name) or "–") + _fragile(r, t.name) + _shuffled_text(shuffled, r.model, t.name),
+                (task_pct(board, r, t.name) or "–") + fragile_mark(r, t.name) + shuffled_text(shuffled, r.model, t.name),
                 provenance(board, r.model, t.name),
             ]
             for t in board.tasks
@@ -403,7 +403,7 @@ BORDA = (
 
 def _borda_line(board: Board) -> str:
     """The line naming the rule that ranked the board (--borda), as markdown writes it under its table."""
-    from .report import borda_line
+    from .notes import borda_line
 
     return borda_line(board)
 
@@ -418,7 +418,7 @@ def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
     facts = _task_facts(board)
     benches = _benchmarks(board)
     show_tasks = per_task in (True, "columns")
-    title = html.escape(_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
+    title = html.escape(board_title(board) if board.benchmark or board.task_filter is not None else "maeb results")
     blanks = sum(r.mean_task is None for r in board.rows)
     blank_note = (
         f" {count(blanks, 'model')} of {len(board.rows)} {'lacks' if blanks == 1 else 'lack'} a task, so "
@@ -436,16 +436,16 @@ def to_html(board: Board, per_task=None, results: Iterable[Path] = ()) -> str:
         "<span>100</span><span>– no result; n/a: a mean lacks a task (hover or tap); hover or tap a cell for where its score"
         f" comes from; click a row (or Tab to it and press Enter) for the model's card; click a header to sort{refs}</span></div>"
     )
-    flat = _flat(board, base)
+    flat = flat_tasks(board, base)
     notes = [
         (i, n)
         for i, n in (
-            ("experiments", _experiment_note(board)),
-            ("leaks", _leak_note(board)),
-            ("ties", _tie_note(board)),
-            ("fragile", _fragile_note(board)),
-            ("separation", _flat_note(flat)),
-            ("clustering-chance", _clustering_note(board, base)),
+            ("experiments", experiment_note(board)),
+            ("leaks", leak_note(board)),
+            ("ties", tie_note(board)),
+            ("fragile", fragile_note(board)),
+            ("separation", flat_note(flat)),
+            ("clustering-chance", clustering_note(board, base)),
         )
         if n
     ]
@@ -461,7 +461,7 @@ The choice of tasks recomputes ranks and means; the row filters only hide rows.<
 <p id="info" aria-live="polite"></p>
 {"".join(f'<p id="{i}">{html.escape(n)}</p>' for i, n in notes)}
 {f'<p id="uncertainty">Uncertainty: {html.escape(board.uncertainty.summary())}.</p>' if board.uncertainty else ""}
-{_tasks_table(board) if per_task == "rows" else ""}
+{tasks_table(board) if per_task == "rows" else ""}
 <h2 id="ranks">Ranks</h2>
 <p id="borda">{html.escape(BORDA)}</p>
 <p id="borda-rule">{html.escape(_borda_line(board))}</p>

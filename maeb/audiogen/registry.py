@@ -22,7 +22,7 @@ class ScorerGroup:
     needs_voice_prompt: bool = False
     needs_timestamps: bool = False
     set_level: tuple[str, ...] = ()  # keys that are one value for the whole set, not a mean over clips
-    lower_is_better: tuple[str, ...] = ()
+    # a key's direction, range and baselines live in its metric record (maeb.metrics.scores), not here
 
 
 GROUPS: dict[str, ScorerGroup] = {
@@ -31,14 +31,12 @@ GROUPS: dict[str, ScorerGroup] = {
         "maeb.audiogen.distribution:CNN14Scores",
         needs_reference=True,
         set_level=("fd", "is"),
-        lower_is_better=("fd", "kl"),
     ),
     "aesthetics": ScorerGroup(("pq", "pc", "ce", "cu"), "maeb.audiogen.aesthetics:AestheticsScores"),
     "clap": ScorerGroup(("clap",), "maeb.audiogen.clapscore:ClapScore"),
     "wer": ScorerGroup(
         ("wer", "hit_rate", "wer_caps", "proportion"),
         "maeb.audiogen.speech:WERScore",
-        lower_is_better=("wer", "hit_rate", "wer_caps", "proportion"),
     ),
     "utmos": ScorerGroup(("utmos",), "maeb.audiogen.speech:UTMOSScore"),
     "spk_sim": ScorerGroup(("spk_sim",), "maeb.audiogen.speech:SpeakerSimilarity", needs_voice_prompt=True),
@@ -46,7 +44,6 @@ GROUPS: dict[str, ScorerGroup] = {
     "aaj": ScorerGroup(("aaj",), "maeb.audiogen.judge:AnyAudioJudge"),
 }
 KEY_GROUP = {key: name for name, group in GROUPS.items() for key in group.keys}
-LOWER_IS_BETTER = frozenset(k for g in GROUPS.values() for k in g.lower_is_better)
 
 
 def group_of(key: str, where: str) -> str:

@@ -18,7 +18,7 @@ def option_pairs(pairs) -> dict:
 
 
 def count(n: int, noun: str) -> str:
-    """`1 task`, `3 tasks` (maeb.analysis.report.count, imported when first used)."""
-    from ..analysis.report import count as counted
+    """`1 task`, `3 tasks` (maeb.analysis.notes.count, imported when first used)."""
+    from ..analysis.notes import count as counted
 
     return counted(n, noun)

@@ -2,28 +2,18 @@
 
 They sit on the lowest floor so that every layer may name them (a task type's `evaluate` takes a
 TaskSpec); reading and checking spec files stays in maeb.spec.taskspec, the catalog in
-maeb.spec.catalog. The type name a result records (TaskSpec.mteb_type) comes from the task types'
-registry, which sits above this floor: maeb.tasktypes hands its namer to `name_types` when it is
+maeb.spec.catalog. The type name a result records (TaskSpec.mteb_type) is a field the parser fills
+from the task types' registry, which sits above this floor, so nothing here depends on what has been
 imported."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import SpecError
-
-# kind -> the type name results record (mteb's for a built-in type); set by maeb.tasktypes on import
-_NAMER: list[Callable[[str], str]] = []
-
-
-def name_types(namer: Callable[[str], str]) -> None:
-    """Install the function that turns a spec's `type` into the type name results record
-    (maeb.tasktypes.mteb_type_of); the task types call it once, when they are imported."""
-    _NAMER[:] = [namer]
 
 
 @dataclass(frozen=True)
@@ -90,13 +80,13 @@ class TaskSpec:
     benchmarks: list[str] = field(default_factory=list)  # informational; the lists live in benchmarks.toml
     stats: dict = field(default_factory=dict)  # split -> clips, hours, max_seconds, classes (for dry runs)
     source_file: str = ""
+    # the task's type under mteb's name (e.g. "AudioClassification"), as result files record it: the
+    # parser (maeb.spec.taskspec) fills it from the task types' registry; unset, the type as written
+    mteb_type: str = ""
 
-    @property
-    def mteb_type(self) -> str:
-        """The task's type under mteb's name (e.g. "AudioClassification"), as result files record it."""
-        if not _NAMER:  # the task types were never imported, so no spec was parsed: the name as written
-            return self.type
-        return _NAMER[0](self.type)
+    def __post_init__(self) -> None:
+        if not self.mteb_type:
+            object.__setattr__(self, "mteb_type", self.type)
 
     @property
     def revision(self) -> str:

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 
 from . import families as _builtin_families  # noqa: F401  (registers the built-in family records)
 from .checks import check_config, check_encoder
-from .family import FAMILY_REGISTRY, Family, RegistryView, get_family, register_family
+from .family import register_family
+from .familyrecord import FAMILY_REGISTRY, Family, RegistryView, get_family
 from .install import (
     install_hint,
     missing_of,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 
 from ..core.errors import MissingPackage
-from .family import get_family
+from .familyrecord import get_family
 from .meta import SCORED_SIMILARITIES, ModelMeta
 
 

@@ -13,7 +13,7 @@ from ..core.errors import MaebError, MissingPackage, ModelError
 from ..core.identity import check_env_options
 from ..core.trust import require_code
 from .checks import check_encoder
-from .family import FAMILY_REGISTRY, get_family
+from .familyrecord import FAMILY_REGISTRY, get_family
 from .install import install_hint, missing_of, missing_package, requirements
 from .meta import ModelMeta
 from .sides import has_audio, length_policy

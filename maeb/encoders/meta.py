@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.identity import http_url, public_option
-from .family import performance_options
+from .familyrecord import performance_options
 
 # "max_sim" (late interaction over token vectors) is registered for completeness of mteb's
 # registry; maeb's evaluators score one vector per item, so such models do not run

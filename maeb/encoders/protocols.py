@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import SpecError
+from .familyrecord import FAMILY_REGISTRY, get_family
 
 # Wrapper settings are declared per family, in its record's `rules` (maeb.encoders.families), one
 # table per rule set ("mteb-2.26", "paper") and architecture (a transformers model_type, or "*").
@@ -71,16 +72,12 @@ class Protocol:
     @property
     def families(self) -> dict[str, dict[str, dict[str, Any]]]:
         """family -> architecture -> settings, for every registered family with rules here."""
-        from .family import FAMILY_REGISTRY
-
         tables = {name: record.rules_for(self.rule_sets) for name, record in FAMILY_REGISTRY.items()}
         return {name: table for name, table in tables.items() if table is not None}
 
     def family_rules(self, family: str, arch: str | None = None) -> dict[str, Any]:
         """The settings this protocol fixes for a family's wrapper: the "*" row, then the
         architecture's own row over it ({} for a family without rules)."""
-        from .family import get_family
-
         record = get_family(family)
         table = (record.rules_for(self.rule_sets) if record is not None else None) or {}
         return {**table.get("*", {}), **(table.get(arch, {}) if arch else {})}

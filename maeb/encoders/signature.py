@@ -11,7 +11,7 @@ import functools
 from pathlib import Path
 
 from ..core.errors import SpecError
-from .family import get_family
+from .familyrecord import get_family
 from .meta import ModelMeta
 
 PACKAGE = Path(__file__).resolve().parent.parent  # maeb/

@@ -532,7 +532,7 @@ def for_vggish(meta, path: Path) -> dict:
 
 def build(meta, folder: Path) -> dict:
     """Write a tiny random checkpoint of `meta`'s family into `folder`; the options that load it."""
-    from .family import FAMILY_REGISTRY
+    from .familyrecord import FAMILY_REGISTRY
 
     record = FAMILY_REGISTRY.get(meta.family)
     builder = record.tiny_builder() if record is not None else None

@@ -7,19 +7,44 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..audio.pipeline import AudioRef
 from ..core.errors import AudioError, MaebError, ModelError
+from ..encoders import ModelMeta
+from .cache import EmbeddingCache
+from .taskrecord import EmbedStats
 
-if TYPE_CHECKING:
-    from .embed import Embedder
+
+class Generating(Protocol):
+    """What generating texts uses of the embedder (maeb.engine.embed.Embedder): its loop's
+    decoding, cache, counts and batch size. Named here so this module need not import the
+    embedder that calls it."""
+
+    encoder: Any
+    meta: ModelMeta
+    cache: EmbeddingCache
+    batch_size: int
+    context: str
+
+    @property
+    def stats(self) -> EmbedStats:
+        """The current task's counts and timings, which generating adds to."""
+        ...
+
+    def bad_clip(self, ref: AudioRef, exc: AudioError) -> None:
+        """A clip that cannot be used: an error, or under --on-bad-audio skip a recorded skip."""
+        ...
+
+    def decoded(self, refs: list[AudioRef], what: str) -> Iterator[list[tuple[int, np.ndarray]]]:
+        """Batches of (index into refs, decoded clip), decoded in the background; bad clips never yielded."""
+        ...
 
 
-def generate(emb: Embedder, refs: Sequence[AudioRef], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:
+def generate(emb: Generating, refs: Sequence[AudioRef], prompts: Sequence[str], settings: dict) -> tuple[list[str], np.ndarray]:
     """One text per (clip, prompt), cached by clip content, prompt and settings, so an
     interrupted run resumes and a rerun generates nothing. Returns texts ('' for skipped
     clips) and the mask of clips that could be used."""
@@ -61,7 +86,7 @@ def generate(emb: Embedder, refs: Sequence[AudioRef], prompts: Sequence[str], se
     return [found.get(k, "") if k else "" for k in keys], ok
 
 
-def _generate_batch(emb: Embedder, pairs: list[tuple[int, np.ndarray]], refs, prompts, settings) -> list[str]:
+def _generate_batch(emb: Generating, pairs: list[tuple[int, np.ndarray]], refs, prompts, settings) -> list[str]:
     t0 = time.perf_counter()
     try:
         texts = emb.encoder.generate([clip for _, clip in pairs], [prompts[i] for i, _ in pairs], settings)

@@ -1,4 +1,4 @@
-"""The metrics the built-in task types compute, declared in the registry (maeb.metrics.registry) by
+"""The metrics the built-in task types compute, declared in the registry (maeb.metrics.registry; their records in maeb.metrics.records) by
 the names their results use. Each is the very call the type made before the registry existed, so no
 score moved; the type keeps what it does around the call (warnings silenced, float(), ties).
 
@@ -23,7 +23,8 @@ from sklearn import metrics as skm
 
 from . import chance as ch
 from . import ties
-from .registry import metric, register_metric
+from .records import builtin_metric as metric
+from .records import register_builtin as register_metric
 from .textmetrics import corpus_bleu
 
 UNIT = (0.0, 1.0)

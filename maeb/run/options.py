@@ -31,7 +31,7 @@ from ..core.environment import cache_dir
 from ..core.errors import MaebError, SpecError
 from ..core.identity import declared_identity, experiment_settings, merged_options, run_identity
 from ..core.progress import Progress
-from ..encoders import precision_options, protocols
+from ..encoders import ModelMeta, precision_options, protocols
 from ..encoders.chat import Judge
 from ..encoders.protocols import DEFAULT_PROTOCOL
 from ..results.write import result_path
@@ -396,18 +396,18 @@ class ResolvedRun:
     """What a run derives from its options, computed once by resolve(): every step of the run
     (runner, Ray driver, Ray workers) reads it instead of parsing an option again."""
 
-    meta: Any  # the ModelMeta
+    meta: ModelMeta
     options: RunOptions
-    protocol: Any  # maeb.encoders.protocols.Protocol
+    protocol: protocols.Protocol
     overrides: dict  # --option values plus the dtype a --precision sets
     encoder_options: dict  # the entry's options with the overrides
     resampler: str | None  # a resampler other than the protocol's; None: the protocol's
     call_batch_size: int | None  # a call batch size other than the protocol's; None: the protocol's
-    chain: Any  # maeb.audio.perturb.Chain, or None for the clean run
-    window: Any  # maeb.audio.windows.WindowPolicy
+    chain: Chain | None  # None for the clean run
+    window: windows.WindowPolicy
     declared: dict  # the declared encoder identity
     experiment: dict  # settings that differ from the entry (mteb's experiments folder)
-    ctx: Any  # maeb.core.context.RunContext
+    ctx: RunContext
 
     @property
     def chain_name(self) -> str | None:

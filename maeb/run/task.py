@@ -17,7 +17,6 @@ from ..engine.embed import Embedder
 from ..metrics.ties import warning as tie_warning
 from ..spec.loader import load_task
 from ..spec.taskspec import TaskSpec
-from ..tasktypes.control import SHUFFLED
 
 
 class TaskEvaluation(NamedTuple):
@@ -123,8 +122,8 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, p
             folder = "" if len(data) == 1 else f"{subset}/"
             prefix = "" if len(spec.data.eval_splits) == 1 else f"{split}_"
             files.update({f"{folder}{prefix}{name}": text for name, text in result.files.items()})
-            if "ties" in result.info:  # a result's maeb.ties, with its warning when the score hangs on tie order
-                tie_records.setdefault(split, {})[subset] = record = result.info.pop("ties")
+            if result.ties is not None:  # a result's maeb.ties, with its warning when the score hangs on tie order
+                tie_records.setdefault(split, {})[subset] = record = result.ties
                 where = (
                     spec.name
                     + ("" if subset == "default" else f"/{subset}")
@@ -133,7 +132,7 @@ def _evaluate_task(spec, emb, on_leak, log, duration_edges, stability_replays, p
                 message = tie_warning(record, emb.meta.name, where)
                 if message:
                     emb.warn(message)
-            shuffled = result.info.pop(SHUFFLED, None)  # --controls shuffled: recorded beside the baselines
+            shuffled = result.shuffled  # --controls shuffled: recorded beside the baselines
             if result.info:
                 infos.setdefault(split, {})[subset] = result.info
             baseline = baselines(spec, tables, split, state.seed)  # from the labels alone: cheap beside the evaluation

@@ -298,7 +298,9 @@ def _example_spec(name: str, module, protocol: dict | None = None, category: str
     data = spec.DataSpec(source="audiofolder", path=".", eval_splits=["data.eval_splits"], train_split="data.train_split")
     if protocol is None:
         protocol = module.params({}, f"{name} [protocol]")
-    return spec.TaskSpec(name="Example", type=name, data=data, protocol=protocol, category=category)
+    return spec.TaskSpec(
+        name="Example", type=name, data=data, protocol=protocol, category=category, mteb_type=_mteb_name(name, module)
+    )
 
 
 def _param_rule(name: str, key: str, value) -> dict:

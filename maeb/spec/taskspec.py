@@ -210,7 +210,7 @@ def parse_spec(raw: dict, where: str, base: Path | None = None, source_file: str
     fields["main_score"] = fields.get("main_score") or module.MAIN_SCORE
     if source_file:
         fields["source_file"] = source_file
-    spec = TaskSpec(type=kind, data=data, **fields)
+    spec = TaskSpec(type=kind, data=data, mteb_type=tasktypes.mteb_type_of(kind), **fields)
     for domain in spec.domains:
         if domain not in DOMAINS:
             check_keys(f"{where}: domains", {domain: None}, DOMAINS)

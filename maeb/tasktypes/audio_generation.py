@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.errors import DataError, SpecError
 from ..core.taskspec import TaskSpec
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 
 if TYPE_CHECKING:
     from ..engine.embed import Embedder

@@ -8,62 +8,16 @@ each experiment's fit converged is recorded under the result's maeb.evaluation (
 
 from __future__ import annotations
 
-import warnings
-from collections import defaultdict
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
 from sklearn.model_selection import KFold
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..metrics import perclass
-from ..metrics.registry import get_metric, metrics_of
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, confound, control, keep_valid, make_params
-from .probe import Convergence, fitted, linear_probe, probe_of
-
-
-def undersample(labels, idxs: list[int] | None, per_label: int, seed: int) -> tuple[list[int], list[int]]:
-    """mteb's draw: shuffle the (already shuffled) index list with a fresh RandomState(seed), then
-    take the first `per_label` indices of each label in that order."""
-    if idxs is None:
-        idxs = list(range(len(labels)))
-    np.random.RandomState(seed).shuffle(idxs)
-    counts: dict = defaultdict(int)
-    chosen = []
-    for i in idxs:
-        if counts[labels[i]] < per_label:
-            chosen.append(i)
-            counts[labels[i]] += 1
-    return chosen, idxs
-
-
-def label_metrics(y_true, y_pred) -> dict:
-    """Every registered metric of predicted labels (maeb.metrics.registry, inputs "labels": accuracy and macro/weighted F1,
-    precision and recall built in, and any declared beside them, reported without editing a list), then AP on binary labels
-    (sklearn's, warnings for empty classes silenced; they score 0 as in mteb)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        scores = {m.name: m(y_true, y_pred) for m in metrics_of("labels")}
-        scores["ap"] = scores["ap_weighted"] = None  # mteb writes null unless the labels are binary
-        if len(np.unique(y_true)) == 2:
-            scores["ap"], scores["ap_weighted"] = binary_ap(y_true, y_pred)
-    return {k: (None if v is None else float(v)) for k, v in scores.items()}
-
-
-def binary_ap(y_true, y_score) -> tuple[float, float]:
-    """Average precision as mteb computes it (sklearn's default pos_label=1 on the raw labels).
-    Labels sklearn cannot read that way (strings, {0, 2}), where mteb stops with an error, are
-    scored with the larger label as the positive class."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return get_metric("ap")(y_true, y_score), get_metric("ap_weighted")(y_true, y_score)
-    except ValueError:
-        positive = np.unique(y_true)[1]
-        truth = np.asarray(y_true) == positive
-        score = np.asarray(y_score) == positive if np.asarray(y_score).dtype.kind in "OUSb" else np.asarray(y_score)
-        return get_metric("ap")(truth, score), get_metric("ap_weighted")(truth, score)
+from . import confound, control
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
+from .labels import fit_predict, label_metric_names, label_metrics, undersample
+from .probe import Convergence, probe_of
 
 
 def mean_scores(per_experiment: list[dict]) -> dict:
@@ -76,17 +30,6 @@ def mean_scores(per_experiment: list[dict]) -> dict:
         out[k] = float(np.mean(values)) if values else float("nan")  # mteb: NaN when no experiment has it
     out["scores_per_experiment"] = per_experiment
     return out
-
-
-def _fit_predict(x_train, y_train, x_test, p, probe: str = "mteb") -> np.ndarray:
-    if len(set(y_train)) < 2:
-        raise DataError(f"the training sample has a single label ({y_train[0]!r}); a linear probe needs two or more")
-    model = linear_probe(p, probe)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(x_train, y_train)
-    fitted(model)  # counted where an experiment's fit is collected (Convergence.collecting)
-    return model.predict(x_test)
 
 
 def _encode_labels(values: list) -> np.ndarray:
@@ -134,12 +77,6 @@ def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> Non
         )
     if parts:
         emb.warn(f"task {emb.context}: " + "; ".join(parts))
-
-
-def label_metric_names() -> tuple[str, ...]:
-    """The label metrics a single-label result holds (classification and zero-shot write the same set): the
-    registered metrics of predicted labels, then AP."""
-    return (*(m.name for m in metrics_of("labels")), "ap", "ap_weighted")
 
 
 class Classification(TaskType):
@@ -195,7 +132,7 @@ class Classification(TaskType):
         audio, label = spec.data.audio_column, spec.data.label_column
 
         def _refit(x_train, y_train, x_eval, y_eval) -> float | None:  # the shuffled control's experiment
-            return label_metrics(y_eval, _fit_predict(x_train, y_train, x_eval, p, probe_of(emb))).get(spec.main_score)
+            return label_metrics(y_eval, fit_predict(x_train, y_train, x_eval, p, probe_of(emb))).get(spec.main_score)
 
         table = data[split]
         table.require([audio], "audio")
@@ -224,7 +161,7 @@ class Classification(TaskType):
             fits = Convergence()  # the experiments' fits (not the control's or the confound probes')
             for (train_idx, test_idx), chosen in emb.progress(list(zip(folds, draws)), "folds"):
                 with fits.collecting():
-                    pred = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
+                    pred = fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe_of(emb))
                 results.append(label_metrics(y[test_idx], pred))
                 blocks.append(perclass.single_label(y[test_idx], pred, classes))
                 correct[test_idx] = pred == y[test_idx]
@@ -232,12 +169,12 @@ class Classification(TaskType):
                     shuffled.add(_refit, x[train_idx][chosen], y[train_idx][chosen], x[test_idx], y[test_idx])
             # each clip is tested once; the folds' mean accuracy weighs folds, not clips (equal-sized folds)
             emb.record.outcome("accuracy", keep_valid(ok, list(table[audio]))[0], correct)
-            info: dict = {} if shuffled is None else shuffled.info()
-            info["convergence"] = fits.record()
+            info: dict = {"convergence": fits.record()}
             if columns:
                 kept = {c: v[ok] for c, v in nuisance.items()}
                 info["confounds"] = confound.run(emb, x, y, kept, p, _confound_metric(spec), probe_of(emb))
-            return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info)
+            control_record = None if shuffled is None else shuffled.record()
+            return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info, shuffled=control_record)
 
         train = data[spec.data.train_split]
         train.require([audio, label], "train split")
@@ -270,19 +207,19 @@ class Classification(TaskType):
         for chosen in emb.progress(draws, "experiments"):
             rows = [position[i] for i in chosen]
             with fits.collecting():
-                pred = _fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
+                pred = fit_predict(x_union[rows], y_train[chosen], x_test, p, probe_of(emb))
             results.append(label_metrics(y_test, pred))
             blocks.append(perclass.single_label(y_test, pred, classes))
             correct += (pred == y_test) / len(draws)
             if shuffled is not None:  # the same draw, its training labels permuted (maeb.tasktypes.control)
                 shuffled.add(_refit, x_union[rows], y_train[chosen], x_test, y_test)
         emb.record.outcome("accuracy", keep_valid(ok_test, list(table[audio]))[0], correct)
-        info = {} if shuffled is None else shuffled.info()
-        info["convergence"] = fits.record()
+        info = {"convergence": fits.record()}
         if columns:  # the pool: the drawn training clips and the evaluated ones
             pool_x = np.concatenate([x_union, x_test])
             pool_y = np.concatenate([np.asarray(y_train[union], dtype=object), np.asarray(y_test, dtype=object)])
             train_nuisance = confound.nuisance_values(train, columns, f"{spec.name} {spec.data.train_split}")
             pooled = {c: np.concatenate([train_nuisance[c][union], test_nuisance[c][ok_test]]) for c in columns}
             info["confounds"] = confound.run(emb, pool_x, pool_y, pooled, p, _confound_metric(spec), probe_of(emb))
-        return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info)
+        control_record = None if shuffled is None else shuffled.record()
+        return Evaluation({**mean_scores(results), "per_class": perclass.mean_blocks(blocks)}, info, shuffled=control_record)

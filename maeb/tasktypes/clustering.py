@@ -21,7 +21,7 @@ from ..core.errors import DataError, SpecError
 from ..core.taskspec import TaskSpec
 from ..metrics import ties
 from ..metrics.registry import metrics_of
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
 
 RECORDED = {"n_bootstrap": "n_clusters"}  # the name spec.protocol and result files keep
 
@@ -121,4 +121,4 @@ class Clustering(TaskType):
         # k-means has no order of tied items: the record counts clips sharing a vector, and no range
         expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
         record = ties.record(ties.distinct_clips(refs, x), len(x), None, relative, expected=expected)
-        return Evaluation(bootstrap_scores(x, labels, p, state.rng), {"ties": record})
+        return Evaluation(bootstrap_scores(x, labels, p, state.rng), ties=record)

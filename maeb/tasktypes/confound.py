@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.model_selection import GroupKFold, KFold
 
 from ..core.errors import DataError
+from .labels import fit_predict, label_metrics, undersample
 
 DROP = 0.10  # main-score loss without shared nuisance values at or above which the run warns
 FOLDS = 5  # folds of both out-of-fold scores (fewer when the column has fewer values)
@@ -37,20 +38,16 @@ MIN_CLIPS = 5  # clips the smallest value must hold in the pool for a warning
 def _out_of_fold(x, y, folds, p, probe: str) -> np.ndarray | None:
     """Each clip's prediction by a probe fit on the other folds' few-shot draw; None when a fold's
     training part holds a single label (no probe can be fit)."""
-    from .classification import _fit_predict, undersample
-
     pred = np.empty(len(y), dtype=object)
     for train_idx, test_idx in folds:
         chosen, _ = undersample(y[train_idx], None, p["samples_per_label"], p["seed"])
         if len(set(y[train_idx][chosen].tolist())) < 2:
             return None
-        pred[test_idx] = _fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe)
+        pred[test_idx] = fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe)
     return pred
 
 
 def _score(y, pred, metric: str) -> float | None:
-    from .classification import label_metrics
-
     if pred is None:
         return None
     value = label_metrics(y.astype(str), pred.astype(str)).get(metric)

@@ -48,14 +48,14 @@ class Shuffled:
         self.scores.append(refit(x_train, permuted(y_train, self.rng), *rest))
         self.seconds += time.perf_counter() - started
 
-    def info(self) -> dict:
-        """The evaluation's info entry: the mean main score over the experiments that have one (as
+    def record(self) -> dict:
+        """The evaluation's `shuffled` record: the mean main score over the experiments that have one (as
         mean_scores), and the refits' seconds (what the control costs beside the evaluation)."""
         values = [v for v in self.scores if v is not None]
         score = round(float(np.mean(values)), 6) if values else None
         # the standard error of that mean over the experiments: how far above chance luck alone puts it
         error = round(float(np.std(values, ddof=1) / np.sqrt(len(values))), 6) if len(values) > 1 else None
-        return {SHUFFLED: {"score": score, "error": error, "seconds": round(self.seconds, 3)}}
+        return {"score": score, "error": error, "seconds": round(self.seconds, 3)}
 
 
 def of(emb, p: dict) -> Shuffled | None:

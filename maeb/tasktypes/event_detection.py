@@ -59,7 +59,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .probe import Convergence
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core.download import download_verified, sha256_file
 from ..core.errors import DataError, SpecError
-from . import Param
+from .base import Param
 
 GENERATION = {"max_new_tokens": 256, "temperature": 0.0}
 _DEFAULTS = ", ".join(f"{k} = {v}" for k, v in GENERATION.items())

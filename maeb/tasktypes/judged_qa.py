@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..core.taskspec import TaskSpec
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
 # AIR-Bench's judge prompt as its scoring script sends it (scores are only comparable with it).

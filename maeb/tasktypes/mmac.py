@@ -25,7 +25,7 @@ import re
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings, require_judge
 
 JUDGE_PROMPT = (

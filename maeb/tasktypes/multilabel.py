@@ -23,7 +23,8 @@ from ..core.taskspec import TaskSpec
 from ..data.sampling import iterative_stratified_subset
 from ..metrics import perclass
 from ..metrics.registry import get_metric, metrics_of
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, control, keep_valid
+from . import control
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 from .probe import Convergence, fitted, linear_probe, probe_of
 
 
@@ -153,6 +154,5 @@ class MultilabelClassification(TaskType):
         out: dict[str, object] = {k: float(np.mean([r[k] for r in results])) for k in results[0]}
         out["scores_per_experiment"] = results
         out["per_class"] = perclass.mean_blocks(blocks)
-        info = {} if shuffled is None else shuffled.info()
-        info["convergence"] = fits.record()
-        return Evaluation(out, info)
+        control_record = None if shuffled is None else shuffled.record()
+        return Evaluation(out, {"convergence": fits.record()}, shuffled=control_record)

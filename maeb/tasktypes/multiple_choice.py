@@ -23,7 +23,7 @@ import re
 
 from ..core.errors import SpecError
 from ..core.taskspec import TaskSpec
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import GENERATION_DOC, csv_file, generation_settings
 
 LETTERS = "ABCD"

@@ -16,7 +16,7 @@ from ..data.sources import binary_labels
 from ..metrics import ties
 from ..metrics.registry import get_metric
 from ..metrics.similarity import paired_similarity
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 
 
 def pair_metrics(
@@ -127,4 +127,4 @@ class PairClassification(TaskType):
         record = ties.record(
             ties.distinct_clips(refs, np.concatenate([e1, e2])), len(y), main_range, relative, None, tied, expected=expected
         )
-        return Evaluation(scores, {"ties": record})
+        return Evaluation(scores, ties=record)

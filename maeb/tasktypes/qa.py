@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..metrics.textmetrics import DATE_DELTA
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 from .generative import (
     MECAT_SCORING,
     METRIC_NAMES,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
-from . import Data, Embeddings, Evaluation, TaskState
+from .base import Data, Embeddings, Evaluation, TaskState
 from .retrieval import Retrieval
 
 

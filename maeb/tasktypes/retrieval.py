@@ -19,7 +19,7 @@ from ..core.taskspec import TaskSpec
 from ..data.sources import RetrievalData
 from ..metrics import ties
 from ..metrics.similarity import prepared, row_blocks, scores, similarity_matrix
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType
 
 K_VALUES = [1, 3, 5, 10, 20, 100, 1000]
 
@@ -384,4 +384,4 @@ class Retrieval(TaskType):
         out = retrieval_metrics(adjusted, qrels, p["k_values"], per_query, expected, relative, bounds)
         main = spec.main_score or self.MAIN_SCORE  # a parsed spec always names one
         _report_outcomes(emb, main, split_data, per_query)
-        return Evaluation(out, {"ties": _ties_record(main, clips, bounds, relative, p["k_values"], expected)})
+        return Evaluation(out, ties=_ties_record(main, clips, bounds, relative, p["k_values"], expected))

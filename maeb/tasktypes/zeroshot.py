@@ -13,8 +13,8 @@ from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..metrics import perclass, ties
 from ..metrics.similarity import similarity_matrix
-from . import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
-from .classification import binary_ap, label_metric_names, label_metrics
+from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
+from .labels import binary_ap, label_metric_names, label_metrics
 
 
 def candidates(labels: list, p: dict) -> tuple[list, list[str]]:
@@ -88,9 +88,5 @@ class ZeroshotClassification(TaskType):
             scores["accuracy"] = split_ties["expected"]
         return Evaluation(
             scores,
-            {
-                "ties": _ties_record(
-                    table[audio], ok, x, probs, split_ties, relative, spec.main_score or self.MAIN_SCORE, expected
-                )
-            },
+            ties=_ties_record(table[audio], ok, x, probs, split_ties, relative, spec.main_score or self.MAIN_SCORE, expected),
         )

@@ -104,7 +104,7 @@ def score(root: Path, lite_dir: Path, models: list[str] | None = None, tasks: li
     from ...run.stability import replay
     from ...spec import catalog
     from ...spec.loader import load_task
-    from .runner import lite_specs
+    from .specs import lite_specs
 
     specs = lite_specs(tasks)
     files = sorted(Path(root, vectors_file.FOLDER).glob("*.npz"))

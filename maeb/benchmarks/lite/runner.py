@@ -17,6 +17,7 @@ from ...run.runner import run
 from ...spec import catalog
 from . import under_cache
 from .build import build
+from .specs import lite_specs
 
 MODELS = [
     "maeb/mfcc-stats",
@@ -112,20 +113,6 @@ def save_vectors(meta, summary, output_dir: Path, cache_dir: Path, names: dict[s
         "numeric_env": numeric_env(),
     }
     return vectors.write(vectors.file_of(output_dir, meta.name), found, names, meta_record)
-
-
-def lite_specs(tasks: list[str] | None = None) -> list:
-    """MAEB-lite's task specs, or those of `tasks` (names of its tasks; another name is an error)."""
-    from ...core.errors import MaebError
-
-    specs = catalog.benchmark_specs(catalog.find_benchmark("MAEB-lite"))
-    if tasks is None:
-        return specs
-    by_name = {s.name.lower(): s for s in specs}
-    unknown = [t for t in tasks if t.lower() not in by_name]
-    if unknown:
-        raise MaebError(f"--tasks: {', '.join(unknown)} not in MAEB-lite; its tasks: {', '.join(s.name for s in specs)}")
-    return [by_name[t.lower()] for t in tasks]
 
 
 def leaderboard(output_dir: Path, borda: str = "mteb") -> str:

@@ -6,7 +6,7 @@ Each case returns one verdict: OK, WRONG (silently wrong), TRACEBACK, CONFUSING 
 missing line) or SECURITY (a path or markup where it must not be). Prints one line per case and
 the counts; exits 1 when any case is not OK.
 
-    .venv/bin/python scripts/fault_probe5.py [-k SUBSTRING]
+    .venv/bin/python scripts/fault_probe_outputs.py [-k SUBSTRING]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Each case returns one verdict: OK, WRONG (silently wrong), TRACEBACK, CONFUSING 
 missing line) or SECURITY (a secret or markup where it must not be). Prints one line per case and
 the counts; exits 1 when any case is not OK.
 
-    .venv/bin/python scripts/fault_probe4.py [-k SUBSTRING]
+    .venv/bin/python scripts/fault_probe_trust.py [-k SUBSTRING]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Issue 33 (round 4 of the fault and security probe), items 1-7: names that would write outside
-the output folder, hub data taken on trust (an uncached pinned revision offline, flipped bytes),
-two specs of one name, bands and experiment scores outside the metric's range, split rules a hub
-source ignores, and code imported on a spec's word. Each case failed before its fix."""
+"""Trust boundaries: names that would write outside the output folder, hub data taken on trust (an
+uncached pinned revision offline, flipped bytes), two specs of one name, bands and experiment scores
+outside the metric's range, split rules a hub source ignores, and code imported on a spec's word.
+Each case failed before its fix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Fixes for what scripts/fault_probe5.py found (issue 33's own fault probe): each test failed before its fix."""
+"""Odd values and flags: an unknown flag to regen_docs, a robust JSON of the wrong shape, inf and NaN
+scores among ties and in zero-shot argmax, a very long model name in figures. Each failed before its
+fix (found by scripts/fault_probe_outputs.py)."""
 
 from __future__ import annotations
 
