@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -198,8 +199,8 @@ def test_model_names_never_overlap_in_the_row_figures(drawn, width):
         renderer = fig.canvas.get_renderer()
         labels = [t for t in fig.axes[0].get_yticklabels() if t.get_text()]
         boxes = [t.get_window_extent(renderer) for t in labels]
-        # 14 task types at a column's width leave room for two models (6 pt, 9 in): --width page for more
-        assert len(labels) >= (2 if (name, width) == ("task_types", "column") else 10), (name, width, len(labels))
+        # 14 task types at a column's width left room for two models in the panels: the matrix holds a line a model
+        assert len(labels) >= (30 if name == "task_types" else 10), (name, width, len(labels))
         for a, b in zip(boxes, boxes[1:]):
             assert not _overlap(a, b), (name, width)
         shown = len(labels)
@@ -292,6 +293,8 @@ def test_top_names_the_rest_and_the_cli_takes_width_top_and_borda(board67, tmp_p
 
 
 def test_width_names_and_inches():
+    # the sizes the tests above measure against: a 7 x 9 in text block and 6 pt text (lowering them fails here)
+    assert lay.MAX_HEIGHT == 9.0 and lay.MIN_FONT == 6.0 and lay.SMALL >= 6.0 and lay.FONT >= 6.0
     assert lay.width_inches("column") == 3.3 and lay.width_inches("page") == 7.0 and lay.width_inches("5.5") == 5.5
     assert lay.short("org/a-very-long-model-name-sd", 20).endswith("-sd") and len(lay.short("x" * 80, 20)) == 20
 
@@ -303,3 +306,163 @@ def test_make_lite_ends_by_saying_where_the_page_and_figures_are():
     lines = [line.strip() for line in recipe.splitlines() if line.strip()]
     assert lines[-1].startswith("exit $$status")
     assert "runs/maeb-lite/leaderboard.html" in lines[-3] and "runs/maeb-lite/figures/" in lines[-2], lines[-3:]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# every figure kind, measured in the file written: the SVG's width and each text's font size (svg.fonttype none
+# keeps text as text; its viewBox is in points, so a font-size of 6px is 6 pt when printed at the figure's width)
+
+KINDS = {"task_types", "borda_ranks", "score_vs_n_parameters", "score_vs_embed_dim", "task_correlation"}
+LINE_KINDS = {"robustness", "durations", "score_by_layer"}
+
+
+def write_extras(root, models: list[str], tasks: list[str]) -> None:
+    """Beside a board's results: a robust.json of three ladders for every model, duration buckets in the first
+    two tasks' results, embedding seconds in every result and a layer sweep (two layers) of the first model."""
+    from maeb.benchmarks.robust import Curve, to_json
+
+    curves = [
+        Curve(m, ladder, ["clean", "s1", "s2", "s3"], [0.9, 0.8, 0.7, 0.5])
+        for m in models
+        for ladder in ("noise", "codec", "reverb")
+    ]
+    (root / "robust").mkdir()
+    (root / "robust" / "robust.json").write_text(json.dumps(to_json(curves)))
+    table = {
+        "metric": "accuracy",
+        "edges": [2.0, 10.0],
+        "rows": [{"bucket": b, "score": 0.5, "items": 4} for b in ["<2 s", "2-10 s", ">=10 s"]],
+    }
+    for k, model in enumerate(models):
+        folder = root / model.replace("/", "__", 1) / "r1"
+        for path in sorted(folder.glob("*.json")):
+            if path.name == "model_meta.json":
+                continue
+            payload = json.loads(path.read_text())
+            payload["maeb"]["embedding"] = {"embed_wall_seconds": 1.0 + k + len(path.stem)}
+            if path.stem in tasks[:2]:
+                payload["maeb"]["identity"] = {"encoder": {"name": model}}
+                payload["maeb"]["evaluation"] = {"test": {"default": {"duration_buckets": table}}}
+            path.write_text(json.dumps(payload))
+            if k == 0 and path.stem in tasks[:2]:
+                for layer in (0, 1):
+                    sweep = folder / "experiments" / f"hidden_layer_{layer}"
+                    sweep.mkdir(parents=True, exist_ok=True)
+                    (sweep / "model_meta.json").write_text(json.dumps({"name": model, "revision": "r1"}))
+                    (sweep / path.name).write_text(json.dumps(payload))
+
+
+@pytest.fixture(scope="module")
+def every_kind(tmp_path_factory):
+    """The 67-model board with every kind of figure's data (robust.json, duration buckets, seconds, a layer sweep),
+    and a 5-model one, each drawn at a column's and a page's width and written as SVG; also 2.5 in for 5 models."""
+    from maeb.analysis import figures
+    from maeb.analysis.cards import cards
+
+    out = {}
+    for n in (67, 5):
+        root = tmp_path_factory.mktemp(f"every{n}")
+        write_board(root)
+        for model, _, _ in _names()[n:]:  # the board of the first n models
+            shutil.rmtree(root / model.replace("/", "__", 1))
+        write_extras(root, [m for m, _, _ in _names()[:n]], [t for t, _ in _tasks()])
+        board = _board(root)
+        for width in ("column", "page", *(["2.5"] if n == 5 else [])):
+            inches = lay.width_inches(width)
+            figs, _ = figures.build(board, cards(board), [root], inches)
+            legends = {}
+            for f in figs:  # the boxes measured as drawn (the figures close when written)
+                if f.name in LINE_KINDS:  # the legend's box and the panels'
+                    f.figure.canvas.draw()
+                    r = f.figure.canvas.get_renderer()
+                    boxes = [ax.get_tightbbox(r) for ax in f.figure.axes if ax.get_visible()]
+                    legends[f.name] = (f.figure.legends[0].get_window_extent(r), boxes, len(f.figure.legends[0].get_texts()))
+                if f.name == "task_types":  # each tick label's and cell text's box, with its text
+                    f.figure.canvas.draw()
+                    r = f.figure.canvas.get_renderer()
+                    ax = f.figure.axes[0]
+                    ticks = [t for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+                    texts = ticks + list(ax.texts)
+                    legends[f.name] = (len(ticks), [(t.get_text(), tuple(t.get_window_extent(r).extents)) for t in texts])
+            folder = root / f"svg-{width}"
+            figures.write(figs, folder, ["svg"])
+            out[(n, width)] = (inches, {f.name: f for f in figs}, folder, legends)
+    return out
+
+
+def svg_measure(path) -> tuple[float, float, list[float]]:
+    """The SVG's width and height in inches and each <text>'s font size in points (one per text: a text without
+    one, or scaled by a transform, fails here rather than passing unmeasured)."""
+    svg = path.read_text(encoding="utf-8")
+    head = re.search(r'<svg[^>]*width="([\d.]+)pt" height="([\d.]+)pt" viewBox="0 0 ([\d.]+) ([\d.]+)"', svg)
+    assert head, path
+    w, h, view_w, view_h = map(float, head.groups())
+    assert abs(w - view_w) < 1e-6 and abs(h - view_h) < 1e-6, path  # a viewBox unit is a point
+    texts = re.findall(r"<text[^>]*>", svg)
+    sizes = [float(m) for t in texts for m in re.findall(r"font-size: ([\d.]+)px", t)]
+    assert len(sizes) == len(texts) and not any("scale(" in t for t in texts), path
+    return w / 72, h / 72, sizes
+
+
+def printed(width: float, height: float, block: float) -> float:
+    """The factor a figure is scaled by to fit `block` inches wide (a column or the page) and MAX_HEIGHT tall."""
+    return min(1.0, block / width, lay.MAX_HEIGHT / height)
+
+
+@pytest.mark.parametrize("case", [(67, "column"), (67, "page"), (5, "column"), (5, "page"), (5, "2.5")])
+def test_every_kind_is_as_wide_as_asked_with_text_at_6_pt_or_more_in_the_file(every_kind, case):
+    inches, figs, folder, _ = every_kind[case]
+    expected = KINDS | LINE_KINDS | ({"score_vs_compute"} if case[0] == 5 else set())  # 67: no task every model has
+    assert expected <= set(figs), (case, expected - set(figs))
+    for name in figs:
+        width, height, sizes = svg_measure(folder / f"{name}.svg")
+        assert abs(width - inches) < 0.01 and height <= lay.MAX_HEIGHT + 0.01, (case, name, width, height)
+        # the smallest text as printed: scaled to the width asked and a 9 in text block (1 when the figure fits)
+        assert sizes and min(sizes) * printed(width, height, inches) >= 6.0, (case, name, min(sizes), width, height)
+
+
+@pytest.mark.parametrize("case", [(67, "column"), (67, "page"), (5, "2.5")])
+def test_task_types_holds_the_models_a_paper_shows(every_kind, case):
+    """A panel per type at a column's width held 2 of 67 models (1 at 2.5 in): the matrix holds a 6 pt line each
+    (at 2.5 in a column each), says it has no intervals and how to get them, and names the rest under it."""
+    inches, figs, folder, _ = every_kind[case]
+    f = figs["task_types"]
+    svg = (folder / "task_types.svg").read_text(encoding="utf-8")
+    shown = re.search(r"first (\d+) of (\d+) models", " ".join(f.notes))
+    total = int(shown.group(2)) if shown else None
+    held = int(shown.group(1)) if shown else None
+    if case[0] == 67:
+        assert held is not None and held >= 45, f.notes
+        assert f"board rows {held + 1}\u2013{total}" in svg.replace("&#8211;", "\u2013")
+    else:
+        assert held is None or held >= 5, f.notes  # every model of the five (the sweep's rows may not fit)
+    assert "no intervals" in f.caption and any("--top" in n for n in f.notes), (f.caption, f.notes)
+    # no two texts of the matrix overlap: the model names, the type names and the numbers in the cells
+    ticks, measured = every_kind[case][3]["task_types"]
+    n = held or 5  # models drawn, each with a cell per type (13 types or more)
+    assert ticks >= n + 13 and len(measured) - ticks >= n * 13, (case, ticks, len(measured))
+    boxes = np.array([box for _, box in measured])
+    x0, y0, x1, y1 = (boxes[:, k] for k in range(4))
+    apart = (
+        (x0[:, None] >= x1[None, :]) | (x0[None, :] >= x1[:, None]) | (y0[:, None] >= y1[None, :]) | (y0[None, :] >= y1[:, None])
+    )
+    np.fill_diagonal(apart, True)
+    bad = np.argwhere(~apart)
+    assert not len(bad), (case, [(measured[i][0], measured[j][0]) for i, j in bad[:5]])
+
+
+def test_task_types_keeps_the_panels_with_intervals_where_every_model_fits(every_kind):
+    _, figs, _, _ = every_kind[(5, "page")]
+    assert "no intervals" not in figs["task_types"].caption and "bars:" in figs["task_types"].caption
+
+
+@pytest.mark.parametrize("case", [(67, "column"), (67, "page")])
+def test_line_legends_stay_clear_of_the_panels_and_name_the_rest(every_kind, case):
+    _, figs, folder, legends = every_kind[case]
+    for name in LINE_KINDS:
+        legend, boxes, entries = legends[name]
+        assert entries <= 20, (case, name, entries)  # the marker and line styles repeat past 20
+        assert not any(_overlap(legend, b) for b in boxes), (case, name)
+        if name in ("robustness", "durations"):  # 67 runs: the rest named over the figure and in the command's output
+            assert any("the first" in n and "of 67 lines" in n for n in figs[name].notes), figs[name].notes
+            assert "not drawn:" in (folder / f"{name}.svg").read_text(encoding="utf-8")

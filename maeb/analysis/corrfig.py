@@ -61,7 +61,7 @@ def to_csv(board: Board, rho: np.ndarray, n: np.ndarray, idx: list[int]) -> str:
 def correlation(board: Board, width: float):
     """The matrix at `width` inches (None under 2 tasks). Each task is named on both axes when a cell is a
     line of SMALL text high; smaller cells name only the type blocks (the CSV names every task in order)."""
-    from .figures import Figure, pyplot
+    from .plotstyle import Figure, pyplot
     from .selection import Matrix, task_correlations
 
     plt = pyplot()

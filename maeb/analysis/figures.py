@@ -21,9 +21,7 @@ from __future__ import annotations
 import io
 import json
 import re
-import textwrap
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,75 +30,10 @@ from ..core.errors import MaebError
 from . import figlayout as lay
 from .cards import Card
 from .leaderboard import BORDA_RULES, Board
-
-FORMATS = ("pdf", "svg", "png")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-LINES = ("-", "--", ":", "-.")
-STYLE = {
-    "svg.fonttype": "none",  # text stays text: searchable, and the page's fonts draw it
-    "pdf.fonttype": 42,  # TrueType in the PDF: journals reject Type 3 fonts
-    "font.size": lay.FONT,  # and never under lay.MIN_FONT at the width the figure is drawn at
-    "xtick.labelsize": lay.SMALL,
-    "ytick.labelsize": lay.SMALL,
-    "axes.titlesize": lay.FONT,
-    "axes.labelsize": lay.FONT,
-    "legend.fontsize": lay.SMALL,
-    "font.family": "DejaVu Sans",
-    "axes.grid": True,
-    "grid.color": "#dddddd",
-    "grid.linewidth": 0.5,
-    "axes.axisbelow": True,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "figure.dpi": 100,
-    "savefig.dpi": 200,
-    "svg.hashsalt": "maeb",  # the same figure gives the same SVG bytes (ids are otherwise random)
-}
-# no creation date in the files: the same results give the same bytes
-_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}
-GREY = lay.GREY
-
-
-@dataclass
-class Figure:
-    """One drawn figure: its file stem, a one-line caption, the matplotlib figure, files written beside it
-    (name -> text) and lines for the person plotting (a figure showing only the first models says so)."""
-
-    name: str
-    caption: str
-    figure: object  # matplotlib.figure.Figure (imported lazily: matplotlib is an optional extra)
-    extras: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-
-def pyplot():
-    """matplotlib's pyplot on the file-only Agg backend, or one clear error naming the extra to install."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise MaebError("figures need matplotlib: pip install 'maeb[plots]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def MaxNLocator(**kwargs):  # noqa: N802
-    """matplotlib's MaxNLocator, imported when a figure is drawn (matplotlib is an optional extra)."""
-    from matplotlib.ticker import MaxNLocator as locator
-
-    return locator(**kwargs)
-
-
-def _label(text: str, width: int = 18) -> str:
-    """'AudioMultilabelClassification' -> 'Audio Multilabel\\nClassification': a panel title that fits its panel."""
-    return "\n".join(textwrap.wrap(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text), width)) or text
-
-
-def _name(model: str, width: int = 60) -> str:
-    """A model name as a figure draws it: clipped to `width` characters in its middle, because one very long name
-    collapsed the axes and made constrained layout run for minutes (the page's table keeps it whole)."""
-    return lay.short(model, width)
+from .plotstyle import FORMATS, GREY, LINES, MARKERS, STYLE, Figure, MaxNLocator, fit_legend, note_above, pyplot  # noqa: F401 (figures.X callers)
+from .plotstyle import METADATA as _METADATA
+from .plotstyle import label as _label
+from .plotstyle import name as _name
 
 
 def _type_interval(board: Board, model: str, task_type: str) -> tuple[float, float] | None:
@@ -157,6 +90,9 @@ def task_types(board: Board, width: float = lay.PAGE, top: int | None = None) ->
     titles = [lay.wrap(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", t), panel_in - 0.1, lay.FONT) for t in types]
     title_in = max(t.count("\n") + 1 for t in titles) * lay.FONT * 1.25 / 72
     rows, names, note, height = _shown(board, width, top, fixed=0.25, panel_rows=prow, per_panel=title_in + 0.4)
+    wanted = min(len(board.rows), top or len(board.rows))
+    if len(rows) < wanted:  # a panel per type repeats every model: past a few types the panels hold too few
+        return type_matrix(board, width, top, fits=len(rows))
     fig, axes = plt.subplots(prow, ncols, sharey=True, squeeze=False, figsize=(width, height), layout="constrained")
     ys = np.arange(len(rows))[::-1]
     for k, ax in enumerate(axes.flat):
@@ -188,6 +124,91 @@ def task_types(board: Board, width: float = lay.PAGE, top: int | None = None) ->
         "" if len(rows) == len(board.rows) else f"; the first {len(rows)} of {len(board.rows)} models, the rest named under it"
     )
     return _cut(Figure("task_types", f"Mean score per task type; {how}{shown}.", fig), rows, board)
+
+
+def _matrix_names(models: list[str], room_pt: float) -> list[str]:
+    """The names as the matrix draws them: whole where the longest fits `room_pt` at SMALL points (the name a
+    reader looks up on the board), else without their organisation ('microsoft/wavlm-base' -> 'wavlm-base')
+    where that leaves them apart, else whole (clipped after): a matrix row has little room, and the
+    organisation rarely tells two rows apart."""
+    if max((lay.text_width(m) for m in models), default=0.0) <= room_pt:
+        return list(models)
+    bare = [m.split("/", 1)[-1] for m in models]
+    return bare if len(set(bare)) == len(set(models)) else list(models)
+
+
+def type_matrix(board: Board, width: float = lay.PAGE, top: int | None = None, fits: int = 0) -> Figure:
+    """Each model's mean score per task type as a matrix of rounded numbers (%, shaded by score), drawn where the
+    panels with intervals hold fewer models than asked: a model takes one 6 pt line, not one per panel row. Models
+    are rows where a name of 12 characters still fits beside the type columns, else columns (rotated names, the
+    types as rows); those that do not fit are named in a note under it. fits: the models the panels held."""
+    plt = pyplot()
+    types = board.types
+    total = len(board.rows)
+    values = 100 * np.array([[np.nan if r.types.get(t) is None else r.types[t] for t in types] for r in board.rows], dtype=float)
+    texts = [[("\u2013" if np.isnan(v) else f"{v:.0f}") for v in row] for row in values]
+    cell_in = (max(lay.text_width(x) for row in texts for x in row) + 3) / 72  # a number and a hair each side
+    models = [r.model for r in board.rows]
+    type_names = [re.sub(r"(?<=[a-z])(?=[A-Z])", " ", t) for t in types]
+    name_room = width - len(types) * cell_in - 0.2
+    models_as_rows = name_room * 72 / 3.7 >= 12
+    if models_as_rows:
+        names = [_name(b, int(name_room * 72 / 3.7)) for b in _matrix_names(models, name_room * 72 - 6)]
+        header_in = max(lay.text_width(t) for t in type_names) / 72 + 0.1
+        room = lay.Room(width, fixed=header_in + 0.3, per_panel=0.0)
+        n, note = lay.fit_rows(total, top, room, [r.model for r in board.rows])
+        size = (width, room(n, note))
+    else:
+        type_names = [lay.wrap(t, 0.9) for t in type_names]
+        lines = max(t.count("\n") + 1 for t in type_names)
+        type_in = max(lay.text_width(line) for t in type_names for line in t.split("\n")) / 72 + 0.1
+        n = max(1, min(total, top or total, int((width - type_in - 0.2) / cell_in)))
+        names = [_name(b, 40) for b in _matrix_names(models, lay.text_width("x" * 40))]
+        note = lay.rest_note([r.model for r in board.rows[n:]], n, width)
+        header_in = max(lay.text_width(x) for x in names[:n]) / 72 + 0.1
+        size = (width, min(lay.MAX_HEIGHT, header_in + 0.3 + len(types) * lines * lay.ROW + lay.note_height(note)))
+    shown = values[:n] if models_as_rows else values[:n].T
+    cells = [row[: len(types)] for row in texts[:n]]
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    ax.grid(False)
+    low, high = np.nanmin(values[:n]), np.nanmax(values[:n])
+    # the darkest shade a mid grey (black numbers read on every cell, in print and in grayscale)
+    ax.imshow(np.ma.masked_invalid(shown), cmap="Greys", vmin=low, vmax=high + 1.5 * max(high - low, 1.0), aspect="auto")
+    for i in range(n):
+        for j in range(len(types)):
+            a, b = (i, j) if models_as_rows else (j, i)
+            ax.text(
+                b,
+                a,
+                cells[i][j],
+                ha="center",
+                va="center",
+                fontsize=lay.SMALL,
+                color=GREY if cells[i][j] == "\u2013" else "black",
+            )
+    model_ticks, type_ticks = names[:n], type_names
+    ax.set_yticks(range(len(shown)), model_ticks if models_as_rows else type_ticks, fontsize=lay.SMALL)
+    ax.set_xticks(range(shown.shape[1]), type_ticks if models_as_rows else model_ticks, rotation=90, fontsize=lay.SMALL)
+    ax.xaxis.tick_top()  # the column heads over the matrix, as a table reads
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    _note_below(fig, note)
+    k = max(1, fits)
+    shown_note = "" if n == total else f"; the first {n} of {total} models, the rest named under it"
+    caption = (
+        f"Mean score per task type (%, rounded; \u2013: missing, never 0), shaded by score; no intervals: the "
+        f"{min(total, top or total)} models do not fit a panel per type at {width:g} in (--top {k} draws those)"
+        f"{shown_note}."
+    )
+    figure = Figure("task_types", caption, fig)
+    figure.notes.append(
+        f"task_types: a matrix of mean scores without intervals ({min(total, top or total)} models do not fit a panel "
+        f"per task type at {width:g} in; --top {k} or a wider --width draws the panels with intervals)"
+    )
+    if n < total:
+        figure.notes.append(f"task_types: the first {n} of {total} models (the rest named under it)")
+    return figure
 
 
 def borda_forest(board: Board, width: float = lay.PAGE, top: int | None = None) -> Figure:
@@ -263,8 +284,12 @@ def _line_figure(
     bucket) leaves a gap there instead of sliding its later points onto the wrong labels; a missing score is
     a gap, never zero. counts: panel -> step -> the item counts behind it, written under the step's label."""
     plt = pyplot()
-    styles = {label: i for i, label in enumerate(dict.fromkeys(k for p in panels.values() for k in p))}
+    runs_all = list(dict.fromkeys(k for p in panels.values() for k in p))
+    kept, note = fit_legend(len(panels), width, runs_all)
+    panels = {title: {k: v for k, v in runs.items() if k in kept} for title, runs in panels.items()}
+    styles = {label: i for i, label in enumerate(kept)}
     fig, axes, legend_cols = lay.panels(plt, len(panels), width, [_name(k) for k in styles])
+    note_above(fig, note)
     handles: dict[str, object] = {}
     for ax, (title, runs) in zip(axes, panels.items()):
         steps = list(dict.fromkeys(step for run_steps, _ in runs.values() for step in run_steps))
@@ -291,7 +316,10 @@ def _line_figure(
         fontsize=lay.SMALL,
         frameon=False,
     )
-    return Figure(name, caption, fig)
+    figure = Figure(name, caption + (f" The first {len(kept)} lines; the rest named over it." if note else ""), fig)
+    if note:
+        figure.notes.append(f"{name}: the first {len(kept)} of {len(runs_all)} lines (the rest named over it)")
+    return figure
 
 
 def _span(values: set[int]) -> str:
@@ -362,7 +390,7 @@ def figures(
 
 
 def _layer_curves(board: Board, width: float) -> Figure | None:
-    from .layerfig import layer_curves  # its own module (maeb.analysis.layerfig), which imports this one
+    from .layerfig import layer_curves
 
     return layer_curves(board, width)
 

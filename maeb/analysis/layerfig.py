@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 
 from . import figlayout as lay
-from .figures import LINES, MARKERS, Figure, _label, _name, pyplot
 from .leaderboard import Board
+from .plotstyle import LINES, MARKERS, Figure, fit_legend, note_above, pyplot
+from .plotstyle import label as _label
+from .plotstyle import name as _name
 
 _ROW = re.compile(r"^(?P<model>.+) \[(?P<setting>[^\]]*)\]$")
 _LAYER = re.compile(r"^hidden_layer_(?P<layer>\d+)$")
@@ -60,8 +62,12 @@ def layer_curves(board: Board, width: float = lay.PAGE) -> Figure | None:
     if not panels:
         return None
     plt = pyplot()
-    styles = {label: i for i, label in enumerate(sorted({k for runs in panels.values() for k in runs}))}
+    runs_all = sorted({k for runs in panels.values() for k in runs})
+    kept, note = fit_legend(len(panels), width, runs_all)
+    panels = {title: {k: v for k, v in runs.items() if k in kept} for title, runs in panels.items()}
+    styles = {label: i for i, label in enumerate(kept)}
     fig, axes, legend_cols = lay.panels(plt, len(panels), width, [_name(k) for k in styles])
+    note_above(fig, note)
     handles: dict[str, object] = {}
     for ax, (title, runs) in zip(axes, panels.items()):
         for label, scores in runs.items():
@@ -88,4 +94,8 @@ def layer_curves(board: Board, width: float = lay.PAGE) -> Figure | None:
         fontsize=lay.SMALL,
         frameon=False,
     )
-    return Figure("score_by_layer", "Score by hidden layer of each layer sweep (python -m maeb run --layers).", fig)
+    caption = "Score by hidden layer of each layer sweep (python -m maeb run --layers)."
+    figure = Figure("score_by_layer", caption + (f" The first {len(kept)} runs; the rest named over it." if note else ""), fig)
+    if note:
+        figure.notes.append(f"score_by_layer: the first {len(kept)} of {len(runs_all)} runs (the rest named over it)")
+    return figure

@@ -13,8 +13,9 @@ import numpy as np
 
 from . import figlayout as lay
 from .cards import Card
-from .figures import GREY, Figure, _name, pyplot
 from .leaderboard import Board
+from .plotstyle import GREY, Figure, pyplot
+from .plotstyle import name as _name
 
 
 def _shared(board: Board, models: list[str]) -> tuple[list[str], list[str], list[str]]:
