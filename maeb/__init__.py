@@ -5,11 +5,7 @@
 
 The Python API (maeb.api) is imported on first use, so `import maeb` stays light."""
 
-from . import _compat
-
-_compat.install()  # old import paths (maeb.runner, ...) keep working through 0.3.x; removed in 0.4.0
-
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 _API = {"evaluate", "get_model", "get_tasks", "get_benchmark", "select_tasks"}
 __all__ = sorted(_API | {"__version__", "TaskResult"})

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .core import environment, trust
 from .core.errors import MaebError
+from .core.taskspec import TaskSpec
 from .encoders import ModelMeta, has_audio, has_text
 from .encoders.protocols import DEFAULT_PROTOCOL
 from .run.options import ResolvedRun, RunOptions, api_name, default_of, option_fields, options_from_keywords
@@ -29,7 +30,7 @@ from .run.stability import DEFAULT_REPLAYS
 from .run.summary import TaskResult
 from .spec import catalog
 from .spec.catalog import Benchmark
-from .spec.taskspec import TaskSpec, distinct
+from .spec.taskspec import distinct
 
 if TYPE_CHECKING:
     from .encoders.chat import Endpoint

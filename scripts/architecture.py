@@ -46,8 +46,6 @@ BESIDE = {
     "maeb": "cli",  # the package: `maeb.evaluate` and friends, imported lazily from maeb.api
     "maeb.__main__": "cli",
     "maeb.api": "cli",  # the Python front door, beside the command line
-    "maeb._compat": "cli",  # the old-path finder: only the package installs it; its table names every floor
-    "maeb._forward": "core",  # old module names now folders: the folders' __getattr__
     "maeb._catalog": "spec",  # the task specs and model entries shipped as package data
     "maeb.mock": "encoders",  # toy encoders (registered families: their module path is part of their identity)
 }

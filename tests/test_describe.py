@@ -13,6 +13,7 @@ import pytest
 from maeb import tasktypes
 from maeb.cli.commands import main
 from maeb.core.errors import SpecError
+from maeb.core.taskspec import TaskSpec
 from maeb.spec import describe
 from maeb.spec import taskspec as spec
 
@@ -126,7 +127,7 @@ def test_describe_runs_as_a_module():
     assert "drop_invalid_audio" in out.stdout
 
 
-def _clustering(tmp_path: Path, protocol: str = "") -> spec.TaskSpec:
+def _clustering(tmp_path: Path, protocol: str = "") -> TaskSpec:
     text = f'name = "T"\ntype = "clustering"\n[data]\nsource = "audiofolder"\npath = "."\n{protocol}'
     import tomllib
 

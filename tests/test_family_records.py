@@ -61,12 +61,8 @@ def test_every_family_is_declared_once_and_every_reference_exists():
     assert {f for f in used if ":" not in f} <= set(names)
 
 
-def test_the_old_dicts_and_the_protocol_tables_are_views_of_the_records():
+def test_the_protocol_tables_are_views_of_the_records():
     records = FAMILY_REGISTRY.values()
-    assert dict(enc.FAMILIES) == {f.name: f.factory for f in records}
-    assert dict(enc.FAMILY_REQUIRES) == {f.name: f.requires for f in records if f.requires}
-    assert dict(enc.FAMILY_EXTRAS) == {f.name: f.extra for f in records if f.extra}
-    assert dict(enc.NO_DEPS) == {f.name: f.no_deps for f in records if f.no_deps}
     for proto in PROTOCOLS.values():
         for name, table in proto.families.items():
             record = FAMILY_REGISTRY[name]

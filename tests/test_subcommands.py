@@ -1,6 +1,6 @@
-"""`python -m maeb robust` and `python -m maeb durations` are subcommands of the command line; the old
-`python -m maeb.benchmarks.robust` and `python -m maeb.analysis.durations` take the same flags, print the same output and
-say the new command on stderr (kept for one release)."""
+"""`python -m maeb robust` and `python -m maeb durations` are subcommands of the command line (the old
+`python -m maeb.benchmarks.robust` and `python -m maeb.analysis.durations` forms went in 0.4.0; they say
+the subcommand: tests/test_confusing_cases.py)."""
 
 from __future__ import annotations
 
@@ -36,24 +36,21 @@ def write_bucketed_result(root: Path) -> None:
     (folder / "LongClips.json").write_text(json.dumps(payload), encoding="utf-8")
 
 
-def test_durations_subcommand_and_old_module_print_the_same(tmp_path, capsys):
+def test_durations_subcommand_prints_the_buckets(tmp_path, capsys):
     write_bucketed_result(tmp_path)
     assert main(["durations", "--results", str(tmp_path)]) == 0
     new = capsys.readouterr()
-    assert durations.main(["--results", str(tmp_path)]) == 0
-    old = capsys.readouterr()
-    assert new.out == old.out
     assert "| org/model [head] test (accuracy) | 0.500 (n=3) | 0.250 (n=2) |" in new.out.splitlines()
-    assert "python -m maeb durations" in old.err and "python -m maeb durations" not in new.err
-    # nothing to show: both exit 1
+    assert new.out.strip() == durations.to_text(durations.collect(tmp_path, None)).strip()
+    # nothing to show: exit 1
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert main(["durations", "--results", str(empty)]) == durations.main(["--results", str(empty)]) == 1
+    assert main(["durations", "--results", str(empty)]) == 1
 
 
-def test_robust_subcommand_and_old_module_run_the_same_view(tmp_path, capsys, monkeypatch):
-    """The view itself (MAEB-lite runs) is replaced by a recorder: what is checked is that both
-    commands parse the same flags, find the same folders and print and write the same report."""
+def test_robust_subcommand_runs_the_view_and_writes_the_report(tmp_path, capsys, monkeypatch):
+    """The view itself (MAEB-lite runs) is replaced by a recorder: what is checked is that the
+    command parses the flags, finds the folders and prints and writes the report."""
     seen = []
 
     def view(models, tasks, ladders, output_dir, cache_dir, lite_dir, log=print):
@@ -66,14 +63,11 @@ def test_robust_subcommand_and_old_module_run_the_same_view(tmp_path, capsys, mo
     monkeypatch.setenv("MAEB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MAEB_LITE_DIR", str(tmp_path / "lite"))
     flags = ["--models", "maeb/mfcc-stats", "--tasks", "LiteSpokenDigits", "--ladders", "telephone"]
-    outputs = []
-    for name, call in (("new", lambda f: main(["robust", *f])), ("old", robust.main)):
-        assert call([*flags, "--output-dir", str(tmp_path / name)]) == 0
-        outputs.append(capsys.readouterr())
-    assert outputs[0].out.replace(str(tmp_path / "new"), "OUT") == outputs[1].out.replace(str(tmp_path / "old"), "OUT")
-    assert "python -m maeb robust" in outputs[1].err
-    assert (tmp_path / "new" / "robust.json").read_text() == (tmp_path / "old" / "robust.json").read_text()
+    assert main(["robust", *flags, "--output-dir", str(tmp_path / "new")]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'new'}/robust.{{html,md,json}}" in out and "telephone" in out
+    assert {p.name for p in (tmp_path / "new").iterdir()} == {"robust.html", "robust.md", "robust.json"}
     built = ("built", tmp_path / "lite")
     view_args = (["maeb/mfcc-stats"], ["LiteSpokenDigits"], {"telephone": ("telephone",)}, tmp_path / "cache", tmp_path / "lite")
-    assert seen == [built, view_args, built, view_args]
+    assert seen == [built, view_args]
     assert json.loads((tmp_path / "new" / "robust.json").read_text())["curves"][0]["area"] == pytest.approx(0.7)

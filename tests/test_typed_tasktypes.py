@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_task_spec_sits_on_the_lowest_floor_and_keeps_its_old_names():
-    """TaskSpec and DataSpec live in maeb.core.taskspec (every layer may name them); the spec
-    layer's names are the same classes, with no deprecation warning."""
-    from maeb.core import taskspec as low
+def test_task_spec_has_one_home_on_the_lowest_floor():
+    """TaskSpec and DataSpec live in maeb.core.taskspec (every layer may name them); the spec layer
+    reads and writes them but offers them under no second name (tests/test_import_paths.py checks
+    that nothing imports them from elsewhere)."""
+    import maeb.spec
+    from maeb.core.taskspec import DataSpec, TaskSpec
     from maeb.spec import taskspec as readers
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        from maeb.spec import DataSpec, TaskSpec
-    assert TaskSpec is low.TaskSpec is readers.TaskSpec
-    assert DataSpec is low.DataSpec is readers.DataSpec
+    assert TaskSpec.__module__ == DataSpec.__module__ == "maeb.core.taskspec"
+    assert not hasattr(maeb.spec, "TaskSpec") and not hasattr(maeb.spec, "DataSpec")
+    assert "TaskSpec" not in readers.__all__ and "DataSpec" not in readers.__all__
 
 
 def test_a_parsed_spec_records_mtebs_type_name():

@@ -23,9 +23,9 @@ from .. import tasktypes
 from ..audio.pipeline import AudioRef, decode_from
 from ..core.context import RunContext
 from ..core.errors import MaebError
+from ..core.taskspec import TaskSpec
 from ..data.sources import Table
 from ..spec.loader import load_task
-from ..spec.taskspec import TaskSpec
 
 NEAR_BANDS = 32  # coarse enough to ignore noise-level differences, fine enough to tell sounds apart
 NEAR_DB = 1.0  # the largest band difference two near duplicates may show

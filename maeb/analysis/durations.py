@@ -150,19 +150,11 @@ def command(args: argparse.Namespace) -> int:
     return 0 if collected else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m maeb.analysis.durations`, kept through maeb 0.3.x: `python -m maeb durations` with the same
-    flags (a line on stderr says so)."""
+if __name__ == "__main__":
+    # `python -m maeb.analysis.durations` ran this view through maeb 0.3.x; since 0.4.0 the command line has it
     import sys
 
     print(
-        "note: `python -m maeb.analysis.durations` is now `python -m maeb durations` (same flags); this form goes in maeb 0.4.0",
-        file=sys.stderr,
+        "maeb.analysis.durations is not a command since maeb 0.4.0: run `python -m maeb durations` (same flags)", file=sys.stderr
     )
-    parser = argparse.ArgumentParser(prog="python -m maeb.analysis.durations", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return command(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(2)

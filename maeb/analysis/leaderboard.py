@@ -35,7 +35,7 @@ from scipy.stats import rankdata
 from ..results.read import AUDIO_ONLY, Score, TaskInfo, is_experiment  # noqa: F401  (TaskInfo lives beside the reader that fills it)
 
 if TYPE_CHECKING:
-    from ..spec.taskspec import TaskSpec
+    from ..core.taskspec import TaskSpec
     from .uncertainty import Uncertainty
 
 

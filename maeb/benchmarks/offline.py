@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.context import RunContext
-from ..spec.taskspec import TaskSpec
+from ..core.taskspec import TaskSpec
 
 
 def prepare(specs: list[TaskSpec], ctx: RunContext, log) -> None:

@@ -227,27 +227,9 @@ def command(args: argparse.Namespace, cache_dir: Path, lite_dir: Path | None) ->
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`python -m maeb.benchmarks.robust`, kept through maeb 0.3.x: `python -m maeb robust` with the same flags
-    (a line on stderr says so); 2 on a maeb error (one line)."""
+if __name__ == "__main__":
+    # `python -m maeb.benchmarks.robust` ran this view through maeb 0.3.x; since 0.4.0 the command line has it
     import sys
 
-    from ..core import environment
-    from ..core.errors import MaebError
-
-    print(
-        "note: `python -m maeb.benchmarks.robust` is now `python -m maeb robust` (same flags); this form goes in maeb 0.4.0",
-        file=sys.stderr,
-    )
-    parser = argparse.ArgumentParser(prog="python -m maeb.benchmarks.robust", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return command(args, args.cache_dir or environment.cache_dir(), args.lite_dir or environment.folder("MAEB_LITE_DIR"))
-    except MaebError as exc:
-        print(f"maeb: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    print("maeb.benchmarks.robust is not a command since maeb 0.4.0: run `python -m maeb robust` (same flags)", file=sys.stderr)
+    raise SystemExit(2)

@@ -15,8 +15,8 @@ from ..run.options import RunOptions, add_cli_arguments, cli_values, from_fronts
 from .common import count, option_pairs
 
 if TYPE_CHECKING:
+    from ..core.taskspec import TaskSpec
     from ..run.options import ResolvedRun
-    from ..spec.taskspec import TaskSpec
 
 
 # the choice between stopping and skipping, said once for --help and for the error line

@@ -11,12 +11,10 @@ install hints), load (load_encoder), checks (what a loaded encoder must satisfy)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from . import families as _builtin_families  # noqa: F401  (registers the built-in family records)
 from .checks import check_config, check_encoder
 from .family import register_family
-from .familyrecord import FAMILY_REGISTRY, Family, RegistryView, get_family
+from .familyrecord import FAMILY_REGISTRY, Family, get_family
 from .install import (
     install_hint,
     missing_of,
@@ -44,23 +42,14 @@ from .sides import (
     length_policy,
 )
 
-# One record per family (maeb.encoders.family.Family; the built-in ones in maeb.encoders.families);
-# a model entry may also name its own "package.module:Class". The dicts below are live views of the
-# records, kept for one release: family -> factory, requirements, extra, --no-deps requirement.
-FAMILIES: Mapping[str, str] = RegistryView("factory")
-FAMILY_REQUIRES: Mapping[str, tuple[str, ...]] = RegistryView("requires")
-FAMILY_EXTRAS: Mapping[str, str] = RegistryView("extra")
-NO_DEPS: Mapping[str, str] = RegistryView("no_deps")
+# One record per family (maeb.encoders.family.Family; the built-in ones in maeb.encoders.families),
+# read as FAMILY_REGISTRY[name]; a model entry may also name its own "package.module:Class".
 
 __all__ = [
     "CONSTRUCTOR",
-    "FAMILIES",
-    "FAMILY_EXTRAS",
     "FAMILY_REGISTRY",
-    "FAMILY_REQUIRES",
     "MTEB_FRAMEWORKS",
     "MTEB_SIMILARITY",
-    "NO_DEPS",
     "PRECISIONS",
     "SCORED_SIMILARITIES",
     "SIDES",

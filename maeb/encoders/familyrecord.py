@@ -11,7 +11,7 @@ so listing models imports no deep-learning code."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,27 +103,3 @@ def import_ref(ref: str) -> Any:
     """The object a "module:attr" reference names (imports the module)."""
     module_name, attr = ref.split(":", 1)
     return getattr(importlib.import_module(module_name), attr)
-
-
-class RegistryView(Mapping[str, Any]):
-    """A read-only mapping family name -> one field of its record, read live from the registry
-    (the old FAMILIES, FAMILY_REQUIRES, FAMILY_EXTRAS and NO_DEPS dicts, kept through 0.3.x; removed in 0.4.0).
-    Families whose field is empty (None or ()) are left out, as the old dicts left them out."""
-
-    def __init__(self, attr: str) -> None:
-        self._attr = attr
-
-    def _items(self) -> dict[str, Any]:
-        return {name: getattr(f, self._attr) for name, f in FAMILY_REGISTRY.items() if getattr(f, self._attr) not in (None, ())}
-
-    def __getitem__(self, key: str) -> Any:
-        return self._items()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items())
-
-    def __len__(self) -> int:
-        return len(self._items())
-
-    def __repr__(self) -> str:
-        return f"RegistryView({self._attr!r}, {self._items()!r})"

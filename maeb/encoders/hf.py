@@ -29,10 +29,6 @@ from .base import (
 )
 from .pooling import frame_centres, frame_counts, frame_list, masked_mean
 
-# the old private names of encoders.base's helpers, kept through maeb 0.3.x (removed in 0.4.0)
-_dtype = torch_dtype
-_source = model_source
-
 
 class WhisperEncoder(AudioEncoderBase):
     """Whisper's encoder: mean of the last layer over the frames that hold audio, clips padded to 30 s."""

@@ -20,8 +20,8 @@ from ..core.errors import OutputError
 from ..core.paths import inside, safe_component
 
 if TYPE_CHECKING:
+    from ..core.taskspec import TaskSpec
     from ..encoders import ModelMeta
-    from ..spec.taskspec import TaskSpec
 
 # the mteb release whose protocol and file format maeb follows
 MTEB_RELEASE = "2.26.24"

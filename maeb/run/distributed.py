@@ -40,10 +40,10 @@ from pathlib import Path
 from .. import tasktypes
 from ..audio.pipeline import AudioRef
 from ..core.errors import MaebError
+from ..core.taskspec import TaskSpec
 from ..data import hub
 from ..encoders import ModelMeta, has_audio
 from ..spec.loader import load_task
-from ..spec.taskspec import TaskSpec
 from .model import build_embedder, missing_side
 from .numeric_env import thread_counts
 from .options import ResolvedRun, RunOptions, check_ray, resolve

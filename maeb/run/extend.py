@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..results.write import read_result
 
 if TYPE_CHECKING:
-    from ..spec.taskspec import TaskSpec
+    from ..core.taskspec import TaskSpec
 
 # where a task's coverage lies in a run identity (maeb.core.identity.task_identity)
 _COVERAGE = ("subsets", "eval_splits")

@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import tasktypes
 from ..core.errors import MaebError, ModelError
 from ..core.identity import encoder_identity
+from ..core.taskspec import TaskSpec
 from ..encoders import (
     ModelMeta,
     check_encoder,
@@ -29,7 +30,6 @@ from ..encoders import (
 )
 from ..engine.cache import EmbeddingCache
 from ..engine.embed import Embedder
-from ..spec.taskspec import TaskSpec
 from .options import ResolvedRun, RunOptions
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from .. import tasktypes
 from ..core.context import RunContext
 from ..core.errors import MaebError
+from ..core.taskspec import TaskSpec
 from ..encoders import ModelMeta
 from ..spec.loader import load_task
-from ..spec.taskspec import TaskSpec
 from .extend import Extension
 from .extend import plan as plan_extension
 from .model import plan_sides

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import tasktypes
+from ..core.taskspec import TaskSpec
 from ..encoders import ModelMeta
 from ..engine.embed import Embedder
 from ..results.write import (
@@ -19,7 +20,6 @@ from ..results.write import (
     write_run_settings,
     write_text_atomic,
 )
-from ..spec.taskspec import TaskSpec
 from .numeric_env import numeric_env
 from .options import ResolvedRun
 from .summary import TaskResult, shown_parameters

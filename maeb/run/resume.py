@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..core.errors import MaebError
 from ..core.identity import differences
+from ..core.taskspec import TaskSpec
 from ..results.write import predictions_path, read_result
-from ..spec.taskspec import TaskSpec
 from ..tasktypes.control import CONTROLLED
 from .extend import Extension, pairs, wanted
 from .extend import plan as plan_extension

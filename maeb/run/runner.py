@@ -14,24 +14,20 @@ from pathlib import Path
 from ..core.context import RunContext
 from ..core.errors import MaebError, ModelError
 from ..core.paths import safe_component
+from ..core.taskspec import TaskSpec
 from ..data import hub
 from ..encoders import ModelMeta
 from ..engine.embed import Embedder
 from ..engine.taskrecord import outside_encoder_note
 from ..results.write import check_writable, model_dir, task_result
-from ..spec.taskspec import TaskSpec, distinct
+from ..spec.taskspec import distinct
 from .extend import Extension, merged_payload
 from .model import build_embedder, fitting, load_model
-from .options import ResolvedRun, RunOptions, check_options, resolve
-from .options import context_of as context_of  # (its old home)
+from .options import ResolvedRun, RunOptions, resolve
 from .record import result_info, task_record, write_result
 from .resume import todo
 from .summary import RunSummary, TaskResult, add_stats, fail_task
 from .task import evaluate_task
-
-# RunConfig was the options' name before RunOptions (maeb.run.options); kept importable for one release
-RunConfig = RunOptions
-check_run_config = check_options  # the old name, kept for one release
 
 
 def resolved(meta: ModelMeta, run: RunOptions | ResolvedRun, ctx: RunContext | None = None) -> ResolvedRun:

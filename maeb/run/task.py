@@ -13,10 +13,10 @@ from typing import NamedTuple
 from .. import tasktypes
 from ..analysis.baselines import baselines, shuffled_warning, with_shuffled
 from ..core.errors import DataError, MaebError, SpecError
+from ..core.taskspec import TaskSpec
 from ..engine.embed import Embedder
 from ..metrics.ties import warning as tie_warning
 from ..spec.loader import load_task
-from ..spec.taskspec import TaskSpec
 
 
 class TaskEvaluation(NamedTuple):

@@ -15,9 +15,10 @@ from pathlib import Path
 from ..audiogen import families as _audiogen_families  # noqa: F401  (registers the text-to-audio families)
 from ..core.errors import SpecError, UnknownName, check_keys
 from ..core.paths import safe_component
+from ..core.taskspec import TaskSpec
 from ..encoders import FAMILY_REGISTRY, SIMILARITIES, ModelMeta
 from ..encoders.signature import check_entry_options
-from .taskspec import TaskSpec, load_spec
+from .taskspec import load_spec
 
 MODEL_FIELDS = {
     "name",

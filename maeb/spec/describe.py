@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import tasktypes
 from ..core.errors import MaebError, closest
+from ..core.taskspec import DataSpec, TaskSpec
 from ..data import transforms
 from . import derive
 from . import taskspec as spec
@@ -193,8 +194,8 @@ def field_rows() -> dict[str, list[dict]]:
     }
     out = {}
     for section, allowed, cls, meanings in (
-        ("top", spec.TOP_FIELDS, spec.TaskSpec, TOP_MEANINGS),
-        ("data", spec.DATA_FIELDS, spec.DataSpec, DATA_MEANINGS),
+        ("top", spec.TOP_FIELDS, TaskSpec, TOP_MEANINGS),
+        ("data", spec.DATA_FIELDS, DataSpec, DATA_MEANINGS),
     ):
         fields = {f.name: f for f in dataclasses.fields(cls)}
         names = []
@@ -295,10 +296,10 @@ def _mteb_name(name: str, module) -> str:
 
 def _example_spec(name: str, module, protocol: dict | None = None, category: str | None = None):
     """A spec of the type with every default, and split fields named by their field names."""
-    data = spec.DataSpec(source="audiofolder", path=".", eval_splits=["data.eval_splits"], train_split="data.train_split")
+    data = DataSpec(source="audiofolder", path=".", eval_splits=["data.eval_splits"], train_split="data.train_split")
     if protocol is None:
         protocol = module.params({}, f"{name} [protocol]")
-    return spec.TaskSpec(
+    return TaskSpec(
         name="Example", type=name, data=data, protocol=protocol, category=category, mteb_type=_mteb_name(name, module)
     )
 

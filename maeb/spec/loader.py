@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..core.context import RunContext, default_context
 from ..core.errors import DataError
+from ..core.taskspec import DataSpec, TaskSpec
 from ..data import hub_rules
 from ..data.sources import (
     RetrievalData,
@@ -24,7 +25,6 @@ from ..data.sources import (
 from ..data.transforms import apply_all
 from ..tasktypes import get as get_type
 from .derive import derive
-from .taskspec import DataSpec, TaskSpec
 
 if TYPE_CHECKING:
     from ..audio.pipeline import AudioRef

@@ -16,6 +16,21 @@ from ..core.paths import safe_component
 from ..core.taskspec import DataSpec, TaskSpec, _expand
 from ..tasktypes import from_mteb, is_outside, mteb_types
 
+# what this module offers; TaskSpec and DataSpec themselves are imported from maeb.core.taskspec
+__all__ = [
+    "CATEGORIES",
+    "DATA_FIELDS",
+    "DOMAINS",
+    "GENERATIVE_TYPES",
+    "SOURCES",
+    "TOP_FIELDS",
+    "TYPES",
+    "check_field_types",
+    "distinct",
+    "load_spec",
+    "parse_spec",
+]
+
 # maeb type name -> mteb type name (from the one registry, maeb.tasktypes); specs may use either
 TYPES = mteb_types(generative=False)
 GENERATIVE_TYPES = mteb_types(generative=True)  # maeb's own names; results record them as the task type
