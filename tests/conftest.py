@@ -104,6 +104,17 @@ def worker_id(request) -> str:
     return getattr(request.config, "workerinput", {}).get("workerid", "master")
 
 
+def pytest_configure(config):
+    """OpenMP threads wait for work passively (OMP_WAIT_POLICY=PASSIVE) in this process, its xdist
+    workers and every maeb command a test starts, unless the caller chose otherwise. libgomp's
+    default spins a waiting thread, so on a busy machine (two xdist workers on 2 cores, or CI's
+    neighbours) scikit-learn's MiniBatchKMeans and torch's parallel loops ran 20 to 100 times slower
+    (30 MiniBatchKMeans fits, load 8 on 2 cores: 40-67 s spinning, 0.5-2.3 s passive). The
+    thread counts, and so every result, stay as they were. Set here, before a test module imports
+    torch or scikit-learn: libgomp reads it once, when it loads."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def pytest_collection_modifyitems(config, items):
     """A heavy test is a slow one too, so `make test-fast` (-m "not slow") never runs it."""
     for item in items:
