@@ -108,8 +108,9 @@ def pytest_configure(config):
     """OpenMP threads wait for work passively (OMP_WAIT_POLICY=PASSIVE) in this process, its xdist
     workers and every maeb command a test starts, unless the caller chose otherwise. libgomp's
     default spins a waiting thread, so on a busy machine (two xdist workers on 2 cores, or CI's
-    neighbours) scikit-learn's MiniBatchKMeans and torch's parallel loops ran 20 to 100 times slower
-    (30 MiniBatchKMeans fits, load 8 on 2 cores: 40-67 s spinning, 0.5-2.3 s passive). The
+    neighbours) scikit-learn's MiniBatchKMeans (the clustering evaluator) ran 20 to 100 times slower
+    (30 fits, load 8 on 2 cores: 40-67 s spinning, 0.5-2.3 s passive; torch's CPU wheel uses the same
+    libgomp). The
     thread counts, and so every result, stay as they were. Set here, before a test module imports
     torch or scikit-learn: libgomp reads it once, when it loads."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
