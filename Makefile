@@ -47,20 +47,26 @@ REGEN_WORK ?= /tmp/maeb-lite-reference
 regen-lite: install debian
 	$(PY) scripts/lite_reference.py --work $(REGEN_WORK)
 
+# pytest-xdist workers for the suite: one per core of CI's 2-core machine (PYTEST_WORKERS=0 runs it in
+# one process). --dist loadfile: each test file runs whole on one worker, so its module fixtures are
+# built once (tests/conftest.py: the workers share one MAEB-lite build and take turns with Ray clusters)
+PYTEST_WORKERS ?= 2
+XDIST = -n $(PYTEST_WORKERS) --dist loadfile
+
 # what CI runs on a fresh clone (35 minutes the last CI run, installs included; 52 on a loaded 2-core
-# machine): lint, types, the suite in .venv without the tests marked heavy, its 12 slowest tests
-# printed, then the end-to-end parity tests in the oracle environment
+# machine): lint, types, the suite in .venv without the tests marked heavy on $(PYTEST_WORKERS) workers,
+# its 12 slowest tests printed, then the end-to-end parity tests in the oracle environment
 test: install-dev debian parity-env
 	$(PY) -m ruff check maeb tests scripts
 	$(PY) -m mypy maeb
-	$(PY) -m pytest -q -m "not heavy" --durations=12
+	$(PY) -m pytest -q $(XDIST) -m "not heavy" --durations=12
 	$(PARITY_PY) -m pytest -q tests/parity
 
 # the tests marked heavy (about 20 minutes on 2 cores): MAEB-lite and MMAG-lite orderings from whole
 # runs of the offline models, the real recordings of ../shared/data, Ray's failure drills and its
 # equality on Whisper; run before a release and after touching encoders, the runner or Ray
 test-heavy: install-dev debian
-	$(PY) -m pytest -q -m heavy --durations=12
+	$(PY) -m pytest -q $(XDIST) -m heavy --durations=12
 
 # everything: `make test`, then the heavy tests
 test-all: test test-heavy
@@ -68,7 +74,7 @@ test-all: test test-heavy
 # the development loop (after make install-dev): the suite without the tests marked slow (over about
 # 15 s each: real models, real data, Ray, MAEB-lite runs)
 test-fast:
-	$(PY) -m pytest -q -m "not slow" --durations=12
+	$(PY) -m pytest -q $(XDIST) -m "not slow" --durations=12
 
 lint:
 	$(PY) -m ruff check maeb tests scripts
@@ -106,7 +112,7 @@ quick-check:
 	$(PY) -m ruff check maeb tests scripts
 	$(PY) -m ruff format --check maeb tests scripts
 	$(PY) -m mypy maeb
-	$(PY) -m pytest -q -m "not slow" $(QUICK_TESTS)
+	$(PY) -m pytest -q $(XDIST) -m "not slow" $(QUICK_TESTS)
 	$(if $(TESTS),$(PY) -m pytest -q --durations=5 $(TESTS))
 
 # rebuild every generated page (architecture drawing, spec reference, hub layouts, CLI reference)

@@ -23,7 +23,7 @@ from maeb.run.options import RunOptions
 from maeb.run.runner import run
 from maeb.spec import catalog
 
-from .conftest import mock_meta
+from .conftest import mock_meta, one_ray_cluster
 
 ray = pytest.importorskip("ray")
 TOOLS = all(shutil.which(t) for t in ("espeak-ng", "flite", "festival", "fluidsynth", "timidity"))
@@ -46,10 +46,9 @@ def lite_dir(lite_data):
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200 * 1024 * 1024, _node_ip_address="127.0.0.1")
-    yield
-    ray.shutdown()
+def cluster(tmp_path_factory, worker_id):
+    with one_ray_cluster(tmp_path_factory, worker_id):
+        yield
 
 
 @pytest.fixture(scope="module")

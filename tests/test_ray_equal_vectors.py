@@ -28,6 +28,8 @@ from maeb.run.runner import run
 from maeb.spec import catalog
 from maeb.spec.taskspec import load_spec
 
+from .conftest import one_ray_cluster
+
 RATES = (44100, 48000)
 FREQS = {"low": 300.0, "mid": 1200.0, "high": 4000.0}
 MFCC, WHISPER = "maeb/mfcc-stats", "openai/whisper-tiny.en-clipwindow"
@@ -136,11 +138,10 @@ def _results(root: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200 * 1024 * 1024, _node_ip_address="127.0.0.1")
-    yield ray
-    ray.shutdown()
+def cluster(tmp_path_factory, worker_id):
+    pytest.importorskip("ray")
+    with one_ray_cluster(tmp_path_factory, worker_id) as ray:
+        yield ray
 
 
 @pytest.mark.slow  # a local Ray instance (about 15 s to start) and two runs of three tasks per model

@@ -16,6 +16,7 @@ from maeb.run.options import RunOptions
 from maeb.run.runner import run
 from maeb.spec.taskspec import load_spec
 
+from .conftest import one_ray_cluster
 from .test_tasktypes_outside import OUTSIDE, nearest_mean_accuracy, write_spec
 
 # their specs and entries name modules of their own (module:Class), which maeb imports only when allowed
@@ -58,8 +59,10 @@ def test_the_folders_of_outside_modules_are_found(modules, tone_folder, tmp_path
 
 
 @pytest.mark.slow  # a local Ray instance: about 15 s to start, 10 s to run
-def test_an_outside_task_type_and_family_run_on_ray_as_in_a_plain_run(modules, tone_folder, tmp_path):
-    ray = pytest.importorskip("ray")
+def test_an_outside_task_type_and_family_run_on_ray_as_in_a_plain_run(
+    modules, tone_folder, tmp_path, tmp_path_factory, worker_id
+):
+    pytest.importorskip("ray")
     from maeb.run.distributed import run_on_ray
 
     spec = load_spec(write_spec(tmp_path, tone_folder, "ray_outside_types:NearestCentroid", label="speaker"))
@@ -69,11 +72,8 @@ def test_an_outside_task_type_and_family_run_on_ray_as_in_a_plain_run(modules, t
         return RunOptions(output_dir=tmp_path / name / "res", cache_dir=tmp_path / name / "cache", show_progress=False)
 
     plain = run(meta, [spec], options("plain"), log=lambda m: None)
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200 * 1024 * 1024, _node_ip_address="127.0.0.1")
-    try:
+    with one_ray_cluster(tmp_path_factory, worker_id):
         on_ray = run_on_ray(meta, [spec], options("ray"), workers=1, log=lambda m: None)
-    finally:
-        ray.shutdown()
     assert on_ray.failed == {} and [r.task for r in on_ray.results] == ["ToneCentroids"]
     expected, _ = nearest_mean_accuracy(tone_folder, "speaker")  # from the files alone
     assert on_ray.results[0].main_score == pytest.approx(expected, abs=1e-6)
