@@ -70,7 +70,7 @@ def errors(tmp_path, monkeypatch):
 
 def error_board(root, record: dict) -> list[str]:
     for model, value in BOARD.items():
-        write_result(root, model, "MyErrors", {"test": [entry(value, metric="error_rate")]}, {"task": record})
+        write_result(root, model, record["name"], {"test": [entry(value, metric=record["main_score"])]}, {"task": record})
     board, problems = load_board([root])
     assert not problems
     return [r.model for r in board.rows]
@@ -97,6 +97,23 @@ def test_a_board_without_the_record_reads_the_direction_its_files_recorded(tmp_p
     assert registry.record_of("error_rate") is None
     assert error_board(tmp_path / "res", record) == ["org/better", "org/worse", "org/worst"]
     assert not TaskInfo("MyErrors", "error_type", main_score="error_rate").lower_is_better  # nothing known: higher first
+
+
+def test_a_files_direction_beats_a_record_the_name_only_extends(tmp_path):
+    """hamming_loss, declared lower-is-better by a module the board's process never imported, reads as
+    an extension of the built-in hamming (higher is better) by name alone: the files' flag wins."""
+    record = {
+        "name": "MyLosses",
+        "type": "loss_type",
+        "main_score": "hamming_loss",
+        "eval_splits": ["test"],
+        "lower_is_better": True,
+    }
+    assert registry.record_of("hamming_loss").name == "hamming"
+    assert registry.record_of("hamming_loss", loose=False) is None
+    assert error_board(tmp_path / "res", record) == ["org/better", "org/worse", "org/worst"]
+    assert not TaskInfo("MyLosses", main_score="hamming_loss").lower_is_better  # nothing recorded: the extended record
+    assert not TaskInfo("Cls", main_score="f1_weighted", recorded_lower=False).lower_is_better
 
 
 def test_a_registered_metric_is_reported_and_checked_by_built_in_types_without_a_list(tmp_path, tone_folder, errors):

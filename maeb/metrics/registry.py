@@ -131,10 +131,11 @@ def metrics_of(inputs: str) -> list[Metric]:
     return [m for m in records._METRICS.values() if m.inputs == inputs]
 
 
-def record_of(key: str | None) -> Metric | None:
+def record_of(key: str | None, *, loose: bool = True) -> Metric | None:
     """The record of a result key: the metric of that name, else one whose pattern covers it, else one
-    it extends (name_...), each tried on the key and on the key without a pair-classification prefix
-    (cosine_ap is ap). None for thresholds, standard deviations, counts and unknown keys."""
+    it extends (name_...; not with loose=False), each tried on the key and on the key without a
+    pair-classification prefix (cosine_ap is ap). None for thresholds, standard deviations, counts and
+    unknown keys."""
     if not key:
         return None
     _builtin()
@@ -143,7 +144,7 @@ def record_of(key: str | None) -> Metric | None:
         return None
     tries = [k] + [k[len(p) :] for p in PAIR_PREFIXES if k.startswith(p) and len(k) > len(p)]
     named = {m.name.lower(): m for m in records._METRICS.values()}
-    for rule in ("name", "pattern", "loose"):
+    for rule in ("name", "pattern", "loose") if loose else ("name", "pattern"):
         for t in tries:
             if rule == "name" and t in named:
                 return named[t]

@@ -59,13 +59,18 @@ class TaskInfo:
         """Whether a smaller main score ranks higher (error rates, FD, KL, WER): the main score's metric
         record (maeb.metrics.registry, where a task type of any origin declares its metric once), else
         what the result file recorded (maeb.task.lower_is_better, written from that record where the
-        run had it), else higher is better."""
+        run had it), else a record the name only extends (f1_weighted is f1's), else higher is better.
+        The file comes before an extended name: hamming_loss, declared by a module this process has not
+        imported, is not the higher-is-better hamming."""
         from ..metrics.registry import record_of
 
-        found = record_of(self.main_score)
+        found = record_of(self.main_score, loose=False)
         if found is not None:
             return found.lower_is_better
-        return bool(self.recorded_lower)
+        if self.recorded_lower is not None:
+            return self.recorded_lower
+        found = record_of(self.main_score)
+        return found.lower_is_better if found is not None else False
 
     @property
     def group(self) -> str | None:
