@@ -8,6 +8,8 @@ expectation, and a chance level whose Monte Carlo error was called 'well under a
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from sklearn import metrics as skm
@@ -204,3 +206,15 @@ def test_the_board_reads_each_tasks_chance_error(tmp_path):
     got = board_chance_errors(board)
     assert got["Exact"] == ("closed form", 0.0) and got["Drawn"] == ("draws", 0.0008)
     assert got["Old"][0] == "draws" and np.isnan(got["Old"][1])
+    # every board shows it: md's Chance column, json's chance_rule/chance_error, the page's chance row
+    from maeb.analysis.report import render
+
+    md = render(board, "md", per_task="rows")
+    assert "| 25.0 |" in md and "| 3.0 ± 0.08 |" in md and "| 3.0 (drawn) |" in md
+    tasks = {t["name"]: t for t in json.loads(render(board, "json"))["tasks"]}
+    assert (tasks["Exact"]["chance_rule"], tasks["Exact"]["chance_error"]) == ("closed form", 0.0)
+    assert (tasks["Drawn"]["chance_rule"], tasks["Drawn"]["chance_error"]) == ("draws", 0.0008)
+    assert (tasks["Old"]["chance_rule"], tasks["Old"]["chance_error"]) == ("draws", None)
+    page = render(board, "html", per_task="columns")
+    assert 'title="chance: a mean of seeded draws, standard error 0.08 points">3.0 ± 0.08<' in page
+    assert 'title="chance: exact (closed form)">25.0<' in page

@@ -295,6 +295,16 @@ def board_chance_errors(board) -> dict[str, tuple[str, float]]:
     return out
 
 
+def chance_text(value: float, known: tuple[str, float] | None) -> str:
+    """A chance level as a board shows it (points): a closed form's value alone; a mean of draws with
+    its standard error (26.2 ± 0.10), or "(drawn)" where a result older than the stored error left it
+    unknown. `known` is the task's board_chance_errors entry (None: not recorded, the value alone)."""
+    text = f"{100 * value:.1f}"
+    if known is None or known[0] != "draws":
+        return text
+    return f"{text} (drawn)" if not np.isfinite(known[1]) else f"{text} ± {100 * known[1]:.2f}"
+
+
 # A task separates no models when all of its models sit together at the top, at chance, or on one
 # score: its ranks are then decided by noise. Points on the 0-100 scale of the board. The top needs a
 # spread too: 90 against 99 is ten times the errors, while 94-97 for every model (issue 37's

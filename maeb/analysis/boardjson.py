@@ -4,6 +4,7 @@ embeds for its script."""
 from __future__ import annotations
 
 import datetime as _dt
+import math
 
 from .. import __version__
 from .leaderboard import Board
@@ -17,10 +18,11 @@ def to_json(board: Board) -> dict:
     where they record one, each model's label-shuffled control per task (the model's `shuffled`: a
     control belongs to a model's run, never to the task). Where any cell is fragile (maeb.stability), each
     model's `fragile` says per task whether its score is; absent, none is."""
-    from .baselines import board_baselines
+    from .baselines import board_baselines, board_chance_errors
     from .cards import shuffled_controls
 
     base, shuffled = board_baselines(board), shuffled_controls(board)
+    errors = board_chance_errors(board)
     flat = flat_tasks(board, base)
     fragile = any_fragile(board)
     return {
@@ -39,6 +41,10 @@ def to_json(board: Board) -> dict:
                 "main_score": t.main_score,
                 "chance": num(base[t.name][0]) if t.name in base else None,
                 "majority": num(base[t.name][1]) if t.name in base else None,
+                # how chance is known: "closed form" (error 0) or "draws" (error: the mean's standard error;
+                # None where an older result did not store it)
+                "chance_rule": errors[t.name][0] if t.name in errors else None,
+                "chance_error": num(errors[t.name][1]) if t.name in errors and math.isfinite(errors[t.name][1]) else None,
                 "not_separating": flat.get(t.name),
             }
             for t in board.tasks

@@ -215,6 +215,10 @@ def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], 
             f"Chance and majority: not shown, {html.escape(_no_chance_reason(board))}</td></tr></tfoot>"
         )
 
+    from .baselines import board_chance_errors, chance_text
+
+    errors = board_chance_errors(board)
+
     def level(names: list[str], i: int) -> float | None:
         values = [base[t][i] for t in names if t in base]
         return sum(values) / len(values) if names and len(values) == len(names) else None
@@ -236,9 +240,22 @@ def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], 
         cells += [mean(v, f' class="ty" data-type="{html.escape(ty)}"') for ty, v in zip(board.types, types)]
         for t in board.tasks:
             v = base.get(t.name, (None, None))[i]
-            cells.append(f'<td class="task{hidden}" data-task="{html.escape(t.name)}">{"–" if v is None else pct(v)}</td>')
+            known = errors.get(t.name) if i == 0 else None
+            text = "–" if v is None else chance_text(v, known) if i == 0 else pct(v)
+            how = f' title="{html.escape(_chance_how(known))}"' if v is not None and known is not None else ""
+            cells.append(f'<td class="task{hidden}" data-task="{html.escape(t.name)}"{how}>{html.escape(text)}</td>')
         rows.append(f'<tr class="reference">{"".join(cells)}</tr>')
     return f"<tfoot>{''.join(rows)}</tfoot>"
+
+
+def _chance_how(known: tuple[str, float]) -> str:
+    """How a task's chance level is known, for its cell's hover text."""
+    rule, error = known
+    if rule != "draws":
+        return "chance: exact (closed form)"
+    if error != error:  # nan: an older result stored no error
+        return "chance: a mean of seeded draws; its standard error was not stored (an older result)"
+    return f"chance: a mean of seeded draws, standard error {100 * error:.2f} points"
 
 
 def _no_chance_reason(board: Board) -> str:

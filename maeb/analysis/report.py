@@ -177,10 +177,11 @@ def to_markdown_by_task(board: Board) -> str:
     """Tasks as rows and models as columns: readable when there are few models. Chance and Majority
     columns where results record baselines; a model's label-shuffled control, where its run recorded one,
     in brackets after its score (a control is the model's, not the task's)."""
-    from .baselines import board_baselines
+    from .baselines import board_baselines, board_chance_errors, chance_text
     from .cards import shuffled_controls
 
     base, shuffled = board_baselines(board), shuffled_controls(board)
+    errors = board_chance_errors(board)
     flat = flat_tasks(board, base)
     rows = [
         [
@@ -201,7 +202,7 @@ def to_markdown_by_task(board: Board) -> str:
     if base:  # beside the scores, what chance and the majority class reach (maeb.baselines)
         head += ["Chance", "Majority"]
         for row, t in zip(rows, board.tasks):
-            row += [pct(v) for v in base[t.name]] if t.name in base else ["–", "–"]
+            row += [chance_text(base[t.name][0], errors.get(t.name)), pct(base[t.name][1])] if t.name in base else ["–", "–"]
     notes = [n for n in (fragile_note(board), flat_note(flat), clustering_note(board, base)) if n]
     return "\n".join(markdown_table(head, rows)) + "\n" + "".join("\n" + md_text(n) + "\n" for n in notes)
 
