@@ -859,7 +859,7 @@ def test_edited_spec_stops_the_rerun(tmp_path, capsys):
     assert result_file(tmp_path / "res").read_text() == before
 
 
-# -- 11. round 3 (issue 25): what the second probe and the metric-oracle check found ---------------
+# -- 11. event labels, optional packages, encoder options, bucket edges, malformed settings ----------
 def write_event_folder(root: Path, test_events: list[list] | None = None) -> Path:
     """Six 2 s noise clips with 0.5 s beeps at known times: four train, two test; `test_events`
     replaces the two test clips' event lists."""
@@ -1291,7 +1291,7 @@ def test_a_board_without_a_complete_model_says_so(tmp_path, capsys):
     assert rc == 2 and "no model has every subset and split of any of them" in lines[-1], err
 
 
-# -- release probe 3 (hub server, stability bands, random split, redesigned options) --------------
+# -- 12. lite --check references, uncertainty draws and bands, hub endpoints, revisions, Ray workers ---
 def _lite_cell(root: Path, scores: dict, band: float = 0.02) -> None:
     folder = root / "maeb__mfcc-stats" / "1"
     folder.mkdir(parents=True, exist_ok=True)

@@ -168,6 +168,9 @@ def test_sweep_runs_one_forward_pass_per_batch_and_files_each_layer_as_an_experi
     # a plain run: its own cache (identity unchanged), the last layer's vectors exactly
     plain = run(meta, [spec], RunOptions(**options))
     assert plain.done == ["Tclu"] and calls["audio"] > 0
+    # one forward pass per batch for all layers: the sweep of 2 layers made as many as the plain run
+    # (a pass per layer would make twice as many)
+    assert passes == calls["audio"], (passes, calls["audio"])
     plain_file = next(p for p in out.rglob("Tclu.json") if "experiments" not in p.parts)
     plain_cache = _find(json.loads(plain_file.read_text()), "cache")
     assert plain_cache not in caches.values()

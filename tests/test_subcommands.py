@@ -1,6 +1,6 @@
 """`python -m maeb robust` and `python -m maeb durations` are subcommands of the command line (the old
 `python -m maeb.benchmarks.robust` and `python -m maeb.analysis.durations` forms went in 0.4.0; they say
-the subcommand: tests/test_confusing_cases.py)."""
+the subcommand: tests/test_user_messages.py)."""
 
 from __future__ import annotations
 
