@@ -15,6 +15,7 @@ from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..data.sources import Table
 from ..metrics import perclass
+from ..metrics.registry import metrics_of
 from . import confound, control
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid, make_params
 from .labels import fit_predict, label_metric_names, label_metrics, undersample
@@ -41,8 +42,9 @@ def _encode_labels(values: list) -> np.ndarray:
 
 
 def _confound_metric(spec) -> str:
-    """The metric confound probes score: the main score where it is a label metric, else accuracy."""
-    return spec.main_score if spec.main_score in ("accuracy", "f1", "f1_weighted", "precision", "recall") else "accuracy"
+    """The metric confound probes score: the main score where it is a metric of predicted labels (its record's
+    inputs, maeb.metrics.registry: any declared one, not a list), else accuracy."""
+    return spec.main_score if spec.main_score in {m.name for m in metrics_of("labels")} else "accuracy"
 
 
 def balance_notice(emb, y_train, y_eval, p, pool: str, kept: float = 1.0) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.model_selection import GroupKFold, KFold
 
 from ..core.errors import DataError
+from ..metrics.registry import get_metric
 from .labels import fit_predict, label_metrics, undersample
 
 DROP = 0.10  # main-score loss without shared nuisance values at or above which the run warns
@@ -45,6 +46,13 @@ def _out_of_fold(x, y, folds, p, probe: str) -> np.ndarray | None:
             return None
         pred[test_idx] = fit_predict(x[train_idx][chosen], y[train_idx][chosen], x[test_idx], p, probe)
     return pred
+
+
+def _accuracy_chance(counts) -> float:
+    """Chance accuracy of guessing the nuisance value, from the accuracy record (a uniform guess: 1 / values)."""
+    chance = get_metric("accuracy").chance
+    assert chance is not None  # accuracy's record declares its closed form
+    return float(chance(counts))
 
 
 def _score(y, pred, metric: str) -> float | None:
@@ -67,7 +75,7 @@ def probe_column(x: np.ndarray, y: np.ndarray, g: np.ndarray, column: str, p: di
     nuisance_pred = _out_of_fold(x, g, shuffled, p, probe)
     out["nuisance"] = {
         "accuracy": None if nuisance_pred is None else round(float(np.mean(nuisance_pred == g)), 6),
-        "chance": round(1 / len(values), 6),
+        "chance": round(_accuracy_chance(counts), 6),
         "majority": round(float(counts.max() / counts.sum()), 6),
     }
     out["shared"] = _score(y, _out_of_fold(x, y, shuffled, p, probe), metric)
