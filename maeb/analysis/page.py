@@ -240,9 +240,9 @@ def _reference_rows(board: Board, base: dict, type_tasks: dict[str, list[str]], 
         cells += [mean(v, f' class="ty" data-type="{html.escape(ty)}"') for ty, v in zip(board.types, types)]
         for t in board.tasks:
             v = base.get(t.name, (None, None))[i]
-            known = errors.get(t.name) if i == 0 else None
-            text = "–" if v is None else chance_text(v, known) if i == 0 else pct(v)
-            how = f' title="{html.escape(_chance_how(known))}"' if v is not None and known is not None else ""
+            drawn = errors.get(t.name) if i == 0 else None
+            text = "–" if v is None else chance_text(v, drawn) if i == 0 else pct(v)
+            how = f' title="{html.escape(_chance_how(drawn))}"' if v is not None and drawn is not None else ""
             cells.append(f'<td class="task{hidden}" data-task="{html.escape(t.name)}"{how}>{html.escape(text)}</td>')
         rows.append(f'<tr class="reference">{"".join(cells)}</tr>')
     return f"<tfoot>{''.join(rows)}</tfoot>"

@@ -15,7 +15,8 @@ A record holds:
 - chance and majority: the chance level (a closed form over the truth, arguments per INPUTS) or, where
   none exists, a draw recipe reaching DRAW_ERROR; the majority/prior baseline as an expectation; the
   rules say how each is known;
-- tie_aware: the expected value over the orders of tied scores, where ranks are involved.
+- tie_aware: the expected value over the orders of tied scores, where ranks are involved; the task types
+  under a tie-aware protocol take it from here (tie_aware_of: zero-shot accuracy, pair AP, the ranking metrics).
 
 Declare one with the decorator or the call:
 
@@ -123,6 +124,15 @@ def metric_names() -> list[str]:
     """Every declared metric's name, sorted."""
     _builtin()
     return sorted(records._METRICS)
+
+
+def tie_aware_of(name: str) -> Callable[..., Any]:
+    """The tie-aware form the record `name` declares (the expectation over the orders of tied scores);
+    SpecError naming the metric where it declares none."""
+    found = get_metric(name).tie_aware
+    if found is None:
+        raise SpecError(f"metric {name!r} declares no tie-aware form")
+    return found
 
 
 def metrics_of(inputs: str) -> list[Metric]:

@@ -14,7 +14,7 @@ from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..data.sources import Table, binary_labels
 from ..metrics import ties
-from ..metrics.registry import get_metric
+from ..metrics.registry import get_metric, tie_aware_of
 from ..metrics.similarity import paired_similarity
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 
@@ -53,7 +53,7 @@ def pair_metrics(
             "ap": float(get_metric("ap")(labels, scores * (1 if higher else -1))),
         }
         if expected or ties_out is not None:
-            spread = ties.average_precision_range(scores * (1 if higher else -1), labels, relative)
+            spread = tie_aware_of("ap")(scores * (1 if higher else -1), labels, relative)
             if expected and spread["tied_share"] > 0:
                 values["ap"] = spread["expected"]
             if ties_out is not None:

@@ -18,6 +18,7 @@ from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..data.sources import RetrievalData
 from ..metrics import ties
+from ..metrics.registry import tie_aware_of
 from ..metrics.similarity import prepared, row_blocks, scores, similarity_matrix
 from .base import Embeddings, Evaluation, Param, RetrievalSplits, TaskState, TaskType
 
@@ -241,7 +242,7 @@ def retrieval_metrics(
         if qid in qrels:
             groups = ties.ranked_groups(docs, qrels[qid], relative) if expected or ties_out is not None else []
             if expected:
-                per_query.append(ties.expected_metrics(groups, ties.ideal_gains(qrels[qid]), k_values))
+                per_query.append(tie_aware_of("ndcg_at_k")(groups, ties.ideal_gains(qrels[qid]), k_values))
             else:
                 per_query.append(query_metrics(_ranked(docs), qrels[qid], k_values))
             if ties_out is not None:

@@ -13,6 +13,7 @@ from ..core.errors import DataError
 from ..core.taskspec import TaskSpec
 from ..data.sources import Table
 from ..metrics import perclass, ties
+from ..metrics.registry import tie_aware_of
 from ..metrics.similarity import similarity_matrix
 from .base import Data, Embeddings, Evaluation, Param, TaskState, TaskType, keep_valid
 from .labels import binary_ap, label_metric_names, label_metrics
@@ -84,7 +85,7 @@ class ZeroshotClassification(TaskType[Table]):
         if len(np.unique(y)) == 2:  # mteb scores binary tasks by the similarity to the second class
             scores["ap"], scores["ap_weighted"] = (float(v) for v in binary_ap(y, probs[:, 1]))
         expected, relative = ties.protocol_ties(getattr(emb, "protocol", None))
-        split_ties = ties.argmax_ties(probs, y, relative)
+        split_ties = tie_aware_of("accuracy")(probs, y, relative)
         if expected and split_ties["tied_share"] > 0:  # a tied argmax counts 1/|tied| (where none ties: sklearn's accuracy)
             scores["accuracy"] = split_ties["expected"]
         return Evaluation(
